@@ -1,0 +1,193 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+/* Start an empty buffer that may grow to max bytes. */
+void
+buf_init(struct buf *b, size_t max)
+{
+	b->p = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->max = max;
+}
+
+/* Release the storage; the buffer may be reused after buf_init. */
+void
+buf_free(struct buf *b)
+{
+	if (b == NULL)
+		return;
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+/* Forget the contents but keep the storage. */
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->p != NULL)
+		b->p[0] = '\0';
+}
+
+/* Make room for n more bytes plus the terminating NUL. */
+static int
+buf_grow(struct buf *b, size_t n)
+{
+	size_t	 want, ncap;
+	char	*np;
+
+	if (n > b->max || b->len > b->max - n)
+		return BUF_TOO_BIG;
+	want = b->len + n + 1;
+	if (want <= b->cap)
+		return BUF_OK;
+	ncap = b->cap ? b->cap : 256;
+	while (ncap < want)
+		ncap *= 2;
+	if ((np = realloc(b->p, ncap)) == NULL)
+		return BUF_NOMEM;
+	b->p = np;
+	b->cap = ncap;
+	return BUF_OK;
+}
+
+/* Append n bytes. */
+int
+buf_add(struct buf *b, const void *data, size_t n)
+{
+	int	 rc;
+
+	if ((rc = buf_grow(b, n)) != BUF_OK)
+		return rc;
+	if (n > 0)
+		memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return BUF_OK;
+}
+
+/* Append a NUL-terminated string. */
+int
+buf_adds(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+/* Append one byte. */
+int
+buf_addc(struct buf *b, char c)
+{
+	return buf_add(b, &c, 1);
+}
+
+/* Append formatted text. */
+int
+buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list	 ap2;
+	int	 n, rc;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return BUF_NOMEM;
+	if ((rc = buf_grow(b, (size_t)n)) != BUF_OK)
+		return rc;
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return BUF_OK;
+}
+
+/* Append formatted text. */
+int
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 rc;
+
+	va_start(ap, fmt);
+	rc = buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/*
+ * Append s as a JSON string literal.  The input must be valid UTF-8; the
+ * output escapes only '"', '\\' and control characters, with the short
+ * forms where JSON has them, so that equal strings always give equal bytes.
+ */
+int
+buf_add_json_string(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t		 i, start;
+	unsigned char	 c;
+	char		 esc[7];
+	int		 rc;
+
+	if ((rc = buf_addc(b, '"')) != BUF_OK)
+		return rc;
+	start = 0;
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		if ((rc = buf_add(b, s + start, i - start)) != BUF_OK)
+			return rc;
+		start = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 0xf];
+			if ((rc = buf_add(b, esc, 6)) != BUF_OK)
+				return rc;
+			continue;
+		}
+		if ((rc = buf_add(b, esc, 2)) != BUF_OK)
+			return rc;
+	}
+	if ((rc = buf_add(b, s + start, n - start)) != BUF_OK)
+		return rc;
+	return buf_addc(b, '"');
+}
+
+/*
+ * Hand the storage to the caller, who frees it; the buffer is left empty.
+ * Returns an empty string (still owned by the caller) for an empty buffer.
+ */
+char *
+buf_detach(struct buf *b, size_t *lenp)
+{
+	char	*p;
+
+	if (b->p == NULL) {
+		if (buf_grow(b, 0) != BUF_OK)
+			return NULL;
+		b->p[0] = '\0';
+	}
+	p = b->p;
+	if (lenp != NULL)
+		*lenp = b->len;
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return p;
+}

@@ -1,0 +1,534 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+#define CONF_FILE_MAX	(1024 * 1024)
+#define CONF_LINE_MAX	4096
+
+enum conf_type {
+	T_STRING,
+	T_PATH,		/* string, must be absolute */
+	T_INT,		/* int in [min, max] */
+	T_LONG,		/* long in [min, max] */
+	T_PORT,
+	T_MODE,		/* octal permission bits */
+	T_DURATION,	/* milliseconds in [min, max] */
+	T_SIZE,		/* bytes in [min, max] */
+	T_LOGLEVEL,
+	T_LOGTARGET,
+	T_LISTEN,
+	T_MOUNT,
+	T_REUSED_STATUS,
+	T_OUT_OF_STOCK,
+	T_PASSWORD_FILE,
+};
+
+struct conf_key {
+	const char	*name;
+	enum conf_type	 type;
+	size_t		 off;
+	long		 min;
+	long		 max;
+};
+
+#define F(m)	offsetof(struct conf, m)
+#define DAY_MS	(24L * 3600 * 1000)
+
+static const struct conf_key conf_keys[] = {
+	{ "listen",		T_LISTEN,	F(listen), 0, 0 },
+	{ "socket_mode",	T_MODE,		F(socket_mode), 0, 07777 },
+	{ "socket_group",	T_STRING,	F(socket_group), 0, 0 },
+	{ "workers",		T_INT,		F(workers), 1, 512 },
+	{ "max_requests",	T_LONG,		F(max_requests), 0, LONG_MAX },
+	{ "log_level",		T_LOGLEVEL,	F(log_level), 0, 0 },
+	{ "log",		T_LOGTARGET,	F(log_syslog), 0, 0 },
+	{ "mount",		T_MOUNT,	F(mount), 0, 0 },
+	{ "principal_var",	T_STRING,	F(principal_var), 0, 0 },
+	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20 },
+	{ "db_host",		T_STRING,	F(db_host), 0, 0 },
+	{ "db_port",		T_PORT,		F(db_port), 1, 65535 },
+	{ "db_socket",		T_PATH,		F(db_socket), 0, 0 },
+	{ "db_name",		T_STRING,	F(db_name), 0, 0 },
+	{ "db_user",		T_STRING,	F(db_user), 0, 0 },
+	{ "db_password",	T_STRING,	F(db_password), 0, 0 },
+	{ "db_password_file",	T_PASSWORD_FILE, F(db_password), 0, 0 },
+	{ "db_connect_timeout",	T_DURATION,	F(db_connect_timeout_ms), 1000, 3600000 },
+	{ "lock_wait_timeout",	T_DURATION,	F(lock_wait_timeout_ms), 1000, 3600000 },
+	{ "schema_dir",		T_PATH,		F(schema_dir), 0, 0 },
+	{ "key_retention",	T_DURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
+	{ "tombstone_retention", T_DURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
+	{ "key_reused_status",	T_REUSED_STATUS, F(key_reused_status), 0, 0 },
+	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0 },
+	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20 },
+	{ "request_deadline",	T_DURATION,	F(request_deadline_ms), 100, 600000 },
+	{ "retry_backoff",	T_DURATION,	F(retry_backoff_ms), 1, 60000 },
+	{ "retry_backoff_max",	T_DURATION,	F(retry_backoff_max_ms), 1, 600000 },
+	{ "expire_batch",	T_LONG,		F(expire_batch), 1, 1000000 },
+};
+
+/* Fill every field with its documented default. */
+void
+conf_defaults(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->socket_mode = 0660;
+	c->workers = 4;
+	c->max_requests = 10000;
+	c->log_level = LOG_INFO;
+	c->mount = strdup("/orders");
+	c->principal_var = strdup("REMOTE_USER");
+	c->max_body_bytes = 64 * 1024;
+	c->db_host = strdup("localhost");
+	c->db_port = 3306;
+	c->db_name = strdup("idemorders");
+	c->db_user = strdup("idemorders");
+	c->db_connect_timeout_ms = 5000;
+	c->lock_wait_timeout_ms = 10000;
+	c->schema_dir = strdup(PKGDATADIR "/schema");
+	c->key_retention_ms = DAY_MS;
+	c->tombstone_retention_ms = 30 * DAY_MS;
+	c->key_reused_status = 409;
+	c->out_of_stock = OUT_OF_STOCK_FINAL;
+	c->max_attempts = 3;
+	c->request_deadline_ms = 30000;
+	c->retry_backoff_ms = 50;
+	c->retry_backoff_max_ms = 1000;
+	c->expire_batch = 1000;
+}
+
+/* Release every string the configuration owns. */
+void
+conf_clear(struct conf *c)
+{
+	size_t	 i;
+	char	**sp;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++) {
+		switch (conf_keys[i].type) {
+		case T_STRING:
+		case T_PATH:
+		case T_LISTEN:
+		case T_MOUNT:
+		case T_PASSWORD_FILE:
+			if (conf_keys[i].type == T_PASSWORD_FILE)
+				continue;	/* shares db_password */
+			sp = (char **)((char *)c + conf_keys[i].off);
+			free(*sp);
+			*sp = NULL;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * Parse a duration: a non-negative integer followed by ms, s, m, h or d.
+ * A bare 0 is allowed.  Stores milliseconds.
+ */
+int
+conf_parse_duration(const char *s, long *ms)
+{
+	char		*end;
+	long long	 n, mul;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		mul = 1;
+	else if (strcmp(end, "s") == 0)
+		mul = 1000;
+	else if (strcmp(end, "m") == 0)
+		mul = 60 * 1000;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600 * 1000;
+	else if (strcmp(end, "d") == 0)
+		mul = 24LL * 3600 * 1000;
+	else if (*end == '\0' && n == 0)
+		mul = 1;
+	else
+		return -1;
+	if (n > LONG_MAX / mul)
+		return -1;
+	*ms = (long)(n * mul);
+	return 0;
+}
+
+/* Parse a size in bytes with an optional k or m suffix (powers of 1024). */
+int
+conf_parse_size(const char *s, size_t *out)
+{
+	char			*end;
+	unsigned long long	 n, mul = 1;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (strcasecmp(end, "k") == 0)
+		mul = 1024;
+	else if (strcasecmp(end, "m") == 0)
+		mul = 1024 * 1024;
+	else if (*end != '\0')
+		return -1;
+	if (n > SIZE_MAX / mul)
+		return -1;
+	*out = (size_t)(n * mul);
+	return 0;
+}
+
+/* Parse a decimal integer that must use the whole string. */
+static int
+parse_long(const char *s, long *out)
+{
+	char	*end;
+	long	 n;
+
+	if (*s == '\0')
+		return -1;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* Read the first line of a password file, without its newline. */
+static int
+read_password_file(const char *path, char **out, char *err, size_t errsz)
+{
+	FILE	*fp;
+	char	 line[1024];
+	size_t	 n;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), fp) == NULL)
+		line[0] = '\0';
+	fclose(fp);
+	n = strcspn(line, "\r\n");
+	line[n] = '\0';
+	if (n == 0) {
+		snprintf(err, errsz, "%s is empty", path);
+		return -1;
+	}
+	if ((*out = strdup(line)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Check the listen syntax: unix:/abs/path or HOST:PORT. */
+static int
+valid_listen(const char *v)
+{
+	const char	*colon;
+	long		 port;
+
+	if (strncmp(v, "unix:", 5) == 0)
+		return v[5] == '/' && strlen(v + 5) < 108;
+	if ((colon = strrchr(v, ':')) == NULL || colon == v)
+		return 0;
+	if (parse_long(colon + 1, &port) == -1 || port < 1 || port > 65535)
+		return 0;
+	return 1;
+}
+
+/* Assign one value to the key it names; err says what is wrong. */
+static int
+conf_set(struct conf *c, const struct conf_key *k, const char *v,
+    char *err, size_t errsz)
+{
+	void	*field = (char *)c + k->off;
+	char	**sp = field;
+	char	*end, *dup;
+	long	 n;
+	size_t	 sz;
+
+	switch (k->type) {
+	case T_LISTEN:
+		if (!valid_listen(v)) {
+			snprintf(err, errsz, "listen must be unix:/PATH or "
+			    "HOST:PORT, not \"%s\"", v);
+			return -1;
+		}
+		break;
+	case T_PATH:
+		if (v[0] != '/') {
+			snprintf(err, errsz, "%s must be an absolute path",
+			    k->name);
+			return -1;
+		}
+		break;
+	case T_MOUNT:
+		if (v[0] != '/' || (strlen(v) > 1 && v[strlen(v) - 1] == '/') ||
+		    strpbrk(v, "?#% ") != NULL) {
+			snprintf(err, errsz, "mount must be a path such as "
+			    "/orders, without a trailing slash");
+			return -1;
+		}
+		break;
+	case T_STRING:
+		break;
+	case T_INT:
+	case T_LONG:
+		if (parse_long(v, &n) == -1 || n < k->min || n > k->max) {
+			snprintf(err, errsz, "%s must be an integer from %ld "
+			    "to %ld", k->name, k->min, k->max);
+			return -1;
+		}
+		if (k->type == T_INT)
+			*(int *)field = (int)n;
+		else
+			*(long *)field = n;
+		return 0;
+	case T_PORT:
+		if (parse_long(v, &n) == -1 || n < k->min || n > k->max) {
+			snprintf(err, errsz, "%s must be a port number",
+			    k->name);
+			return -1;
+		}
+		*(unsigned int *)field = (unsigned int)n;
+		return 0;
+	case T_MODE:
+		errno = 0;
+		n = strtol(v, &end, 8);
+		if (v[0] != '0' || errno != 0 || *end != '\0' || n > k->max) {
+			snprintf(err, errsz, "%s must be octal, such as 0660",
+			    k->name);
+			return -1;
+		}
+		*(mode_t *)field = (mode_t)n;
+		return 0;
+	case T_DURATION:
+		if (conf_parse_duration(v, &n) == -1) {
+			snprintf(err, errsz, "%s must be a duration such as "
+			    "500ms, 30s, 5m, 24h or 30d", k->name);
+			return -1;
+		}
+		if (n < k->min || n > k->max) {
+			snprintf(err, errsz, "%s is out of range (%ldms to "
+			    "%ldms)", k->name, k->min, k->max);
+			return -1;
+		}
+		*(long *)field = n;
+		return 0;
+	case T_SIZE:
+		if (conf_parse_size(v, &sz) == -1 || sz < (size_t)k->min ||
+		    sz > (size_t)k->max) {
+			snprintf(err, errsz, "%s must be a size from %ld to "
+			    "%ld bytes (k and m suffixes allowed)", k->name,
+			    k->min, k->max);
+			return -1;
+		}
+		*(size_t *)field = sz;
+		return 0;
+	case T_LOGLEVEL:
+		if (strcmp(v, "error") == 0)
+			c->log_level = LOG_ERR;
+		else if (strcmp(v, "warning") == 0)
+			c->log_level = LOG_WARNING;
+		else if (strcmp(v, "info") == 0)
+			c->log_level = LOG_INFO;
+		else if (strcmp(v, "debug") == 0)
+			c->log_level = LOG_DEBUG;
+		else {
+			snprintf(err, errsz, "log_level must be error, "
+			    "warning, info or debug");
+			return -1;
+		}
+		return 0;
+	case T_LOGTARGET:
+		if (strcmp(v, "stderr") == 0)
+			c->log_syslog = 0;
+		else if (strcmp(v, "syslog") == 0)
+			c->log_syslog = 1;
+		else {
+			snprintf(err, errsz, "log must be stderr or syslog");
+			return -1;
+		}
+		return 0;
+	case T_REUSED_STATUS:
+		if (strcmp(v, "409") == 0)
+			c->key_reused_status = 409;
+		else if (strcmp(v, "422") == 0)
+			c->key_reused_status = 422;
+		else {
+			snprintf(err, errsz, "key_reused_status must be 409 "
+			    "or 422");
+			return -1;
+		}
+		return 0;
+	case T_OUT_OF_STOCK:
+		if (strcmp(v, "final") == 0)
+			c->out_of_stock = OUT_OF_STOCK_FINAL;
+		else if (strcmp(v, "retryable") == 0)
+			c->out_of_stock = OUT_OF_STOCK_RETRYABLE;
+		else {
+			snprintf(err, errsz, "out_of_stock must be final or "
+			    "retryable");
+			return -1;
+		}
+		return 0;
+	case T_PASSWORD_FILE:
+		if (read_password_file(v, &dup, err, errsz) == -1)
+			return -1;
+		free(*sp);
+		*sp = dup;
+		return 0;
+	}
+	if ((dup = strdup(v)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	free(*sp);
+	*sp = dup;
+	return 0;
+}
+
+/* Trim spaces and tabs at both ends, in place. */
+static char *
+trim(char *s)
+{
+	char	*e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * Parse len bytes of configuration text into c (already holding defaults).
+ * On error, err holds "NAME:LINE: message" and -1 is returned; c may then
+ * hold some of the new values and should be cleared.
+ */
+int
+conf_parse(struct conf *c, const char *name, const char *text, size_t len,
+    char *err, size_t errsz)
+{
+	char		 line[CONF_LINE_MAX], msg[512];
+	const char	*p = text, *end = text + len, *nl;
+	char		*key, *val, *eq;
+	size_t		 i, n;
+	int		 lineno = 0;
+	const struct conf_key *k;
+
+	while (p < end) {
+		lineno++;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n >= sizeof(line)) {
+			snprintf(err, errsz, "%s:%d: line too long", name,
+			    lineno);
+			return -1;
+		}
+		if (memchr(p, '\0', n) != NULL) {
+			snprintf(err, errsz, "%s:%d: NUL byte in line", name,
+			    lineno);
+			return -1;
+		}
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p += n + (nl ? 1 : 0);
+
+		key = trim(line);
+		if (*key == '\0' || *key == '#')
+			continue;
+		if ((eq = strchr(key, '=')) == NULL) {
+			snprintf(err, errsz, "%s:%d: expected \"key = value\"",
+			    name, lineno);
+			return -1;
+		}
+		*eq = '\0';
+		key = trim(key);
+		val = trim(eq + 1);
+		k = NULL;
+		for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++)
+			if (strcmp(conf_keys[i].name, key) == 0)
+				k = &conf_keys[i];
+		if (k == NULL) {
+			snprintf(err, errsz, "%s:%d: unknown key \"%s\"", name,
+			    lineno, key);
+			return -1;
+		}
+		if (*val == '\0' && k->type != T_STRING) {
+			snprintf(err, errsz, "%s:%d: %s needs a value", name,
+			    lineno, key);
+			return -1;
+		}
+		if (conf_set(c, k, val, msg, sizeof(msg)) == -1) {
+			snprintf(err, errsz, "%s:%d: %s", name, lineno, msg);
+			return -1;
+		}
+	}
+	if (c->retry_backoff_max_ms < c->retry_backoff_ms) {
+		snprintf(err, errsz, "%s: retry_backoff_max is smaller than "
+		    "retry_backoff", name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Load defaults, then the file at path. */
+int
+conf_load(struct conf *c, const char *path, char *err, size_t errsz)
+{
+	char	*text = NULL;
+	size_t	 len = 0;
+	ssize_t	 n;
+	int	 fd, rc = -1;
+
+	conf_defaults(c);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((text = malloc(CONF_FILE_MAX)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	while ((n = read(fd, text + len, CONF_FILE_MAX - len)) > 0) {
+		len += (size_t)n;
+		if (len == CONF_FILE_MAX) {
+			snprintf(err, errsz, "%s: file too large", path);
+			goto out;
+		}
+	}
+	if (n == -1) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = conf_parse(c, path, text, len, err, errsz);
+out:
+	free(text);
+	close(fd);
+	return rc;
+}

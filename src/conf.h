@@ -1,0 +1,64 @@
+/*
+ * The configuration file: "key = value" lines, '#' comments.  Unknown
+ * keys and bad values are errors naming the file and the line.
+ */
+#ifndef IDEMORDERS_CONF_H
+#define IDEMORDERS_CONF_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONF_DEFAULT_PATH	SYSCONFDIR "/idemorders.conf"
+
+enum out_of_stock_policy {
+	OUT_OF_STOCK_FINAL = 0,
+	OUT_OF_STOCK_RETRYABLE,
+};
+
+struct conf {
+	/* process */
+	char		*listen;	/* "unix:PATH", "HOST:PORT" or NULL: fd 0 */
+	mode_t		 socket_mode;
+	char		*socket_group;
+	int		 workers;
+	long		 max_requests;	/* 0: never recycle */
+	int		 log_level;	/* LOG_ERR .. LOG_DEBUG */
+	int		 log_syslog;
+
+	/* HTTP */
+	char		*mount;
+	char		*principal_var;
+	size_t		 max_body_bytes;
+
+	/* database */
+	char		*db_host;
+	unsigned int	 db_port;
+	char		*db_socket;
+	char		*db_name;
+	char		*db_user;
+	char		*db_password;
+	long		 db_connect_timeout_ms;
+	long		 lock_wait_timeout_ms;
+	char		*schema_dir;
+
+	/* idempotency */
+	long		 key_retention_ms;
+	long		 tombstone_retention_ms;	/* 0: keep for ever */
+	int		 key_reused_status;		/* 409 or 422 */
+	enum out_of_stock_policy out_of_stock;
+	int		 max_attempts;
+	long		 request_deadline_ms;
+	long		 retry_backoff_ms;
+	long		 retry_backoff_max_ms;
+	long		 expire_batch;
+};
+
+void	conf_defaults(struct conf *);
+int	conf_load(struct conf *, const char *, char *, size_t);
+int	conf_parse(struct conf *, const char *, const char *, size_t,
+	    char *, size_t);
+void	conf_clear(struct conf *);
+int	conf_parse_duration(const char *, long *);
+int	conf_parse_size(const char *, size_t *);
+
+#endif

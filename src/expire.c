@@ -1,0 +1,140 @@
+/*
+ * Retention (contract section 6).  Terminal rows (SUCCEEDED,
+ * FAILED_FINAL) whose expires_at has passed by the database's clock
+ * become EXPIRED tombstones: response dropped, fingerprint and
+ * resource_id kept, so that a late retry still gets 410 and never a new
+ * order.  PROCESSING rows are never touched by time alone.  Tombstones
+ * older than tombstone_retention are deleted (0 keeps them).
+ *
+ * Each batch is one short transaction of at most `batch` rows, so live
+ * traffic waits at most one batch.  Two runs at once are safe: a row a
+ * concurrent run already changed no longer matches the WHERE clause when
+ * its lock is granted (READ COMMITTED re-checks it), so each row is
+ * counted once.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "conf.h"
+#include "db.h"
+#include "expire.h"
+#include "log.h"
+
+static const char q_expire[] = "UPDATE idempotency_records "
+    "SET status = 'EXPIRED', response_body = NULL, response_headers = NULL, "
+    "updated_at = UTC_TIMESTAMP(6) "
+    "WHERE status IN ('SUCCEEDED', 'FAILED_FINAL') "
+    "AND expires_at <= UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?";
+static const char q_purge[] = "DELETE FROM idempotency_records "
+    "WHERE status = 'EXPIRED' "
+    "AND updated_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
+    "ORDER BY updated_at LIMIT ?";
+static const char q_count_expire[] = "SELECT COUNT(*) FROM "
+    "idempotency_records WHERE status IN ('SUCCEEDED', 'FAILED_FINAL') "
+    "AND expires_at <= UTC_TIMESTAMP(6)";
+static const char q_count_purge[] = "SELECT COUNT(*) FROM "
+    "idempotency_records WHERE status = 'EXPIRED' "
+    "AND updated_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND";
+
+/*
+ * Run one statement with the given integer parameters; *rows receives
+ * the affected rows, or the single value a COUNT(*) query returns.
+ */
+static int
+run(struct db *db, const char *sql, size_t len, long long *params, int np,
+    int is_count, long long *rows)
+{
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[2], r[1];
+	int		 i, rc;
+
+	if ((st = mysql_stmt_init(db->my)) == NULL)
+		return db_error(db);
+	if (mysql_stmt_prepare(st, sql, len) != 0) {
+		rc = db_stmt_error(db, st);
+		goto out;
+	}
+	for (i = 0; i < np; i++)
+		db_bind_i64(&p[i], &params[i]);
+	if ((rc = db_execute(db, st, np ? p : NULL)) != DB_OK)
+		goto out;
+	if (is_count) {
+		db_bind_i64(&r[0], rows);
+		if (mysql_stmt_bind_result(st, r) != 0) {
+			rc = db_stmt_error(db, st);
+			goto out;
+		}
+		rc = db_fetch(db, st) == 1 ? DB_OK : db_stmt_error(db, st);
+	} else
+		*rows = (long long)mysql_stmt_affected_rows(st);
+out:
+	mysql_stmt_close(st);
+	return rc;
+}
+
+/* Repeat one batched statement, committing each batch, until done. */
+static int
+batches(struct db *db, const char *sql, size_t len, long long *params,
+    int np, long batch, long long *total, long *nbatches)
+{
+	long long	 rows;
+	int		 rc;
+
+	do {
+		if ((rc = run(db, sql, len, params, np, 0, &rows)) != DB_OK ||
+		    (rc = db_commit(db)) != DB_OK) {
+			db_rollback(db);
+			return rc;
+		}
+		*total += rows;
+		if (rows > 0)
+			(*nbatches)++;
+	} while (rows >= batch);
+	return DB_OK;
+}
+
+/*
+ * Expire due rows and purge old tombstones, batch rows at a time.  With
+ * dry_run nothing changes and the counts say what would.
+ */
+int
+expire_run(const struct conf *conf, long batch, int dry_run,
+    struct expire_stats *st)
+{
+	struct db	 db;
+	long long	 p[2];
+	int		 rc;
+
+	memset(st, 0, sizeof(*st));
+	db_init(&db, conf);
+	if ((rc = db_connect(&db)) != DB_OK) {
+		log_warnx("cannot connect to the database: %s", db.last_error);
+		return -1;
+	}
+	p[0] = conf->tombstone_retention_ms / 1000;
+	if (dry_run) {
+		rc = run(&db, q_count_expire, sizeof(q_count_expire) - 1, NULL,
+		    0, 1, &st->expired);
+		if (rc == DB_OK && conf->tombstone_retention_ms > 0)
+			rc = run(&db, q_count_purge, sizeof(q_count_purge) - 1,
+			    p, 1, 1, &st->purged);
+		db_rollback(&db);
+		goto out;
+	}
+	p[0] = batch;
+	rc = batches(&db, q_expire, sizeof(q_expire) - 1, p, 1, batch,
+	    &st->expired, &st->batches);
+	if (rc == DB_OK && conf->tombstone_retention_ms > 0) {
+		p[0] = conf->tombstone_retention_ms / 1000;
+		p[1] = batch;
+		rc = batches(&db, q_purge, sizeof(q_purge) - 1, p, 2, batch,
+		    &st->purged, &st->batches);
+	}
+out:
+	if (rc != DB_OK)
+		log_warnx("expire: %s", db.last_error);
+	db_disconnect(&db);
+	return rc == DB_OK ? 0 : -1;
+}

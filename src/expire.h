@@ -1,0 +1,15 @@
+/* The retention job: terminal ledger rows to tombstones, old ones purged. */
+#ifndef IDEMORDERS_EXPIRE_H
+#define IDEMORDERS_EXPIRE_H
+
+struct conf;
+
+struct expire_stats {
+	long long	 expired;
+	long long	 purged;
+	long		 batches;
+};
+
+int	expire_run(const struct conf *, long, int, struct expire_stats *);
+
+#endif

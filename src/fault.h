@@ -1,0 +1,46 @@
+/*
+ * Fault injection for tests (contract section 7).  Compiled only with
+ * ./configure --enable-fault-injection; otherwise FAULT() is a constant
+ * FAULT_NONE and no request header is read.
+ *
+ * X-Idemorders-Fault: POINT=ACTION[,POINT=ACTION]
+ */
+#ifndef IDEMORDERS_FAULT_H
+#define IDEMORDERS_FAULT_H
+
+enum fault_point {
+	FP_BEFORE_LEDGER_INSERT = 0,
+	FP_AFTER_LEDGER_INSERT,
+	FP_AFTER_ORDER_INSERT,
+	FP_AFTER_STOCK_DECREASE,
+	FP_BEFORE_COMMIT,
+	FP_AFTER_COMMIT,
+	FP_CONFLICT_READ,
+	FP_COUNT,
+};
+
+enum fault_action {
+	FAULT_NONE = 0,
+	FAULT_CRASH,		/* the worker exits at once */
+	FAULT_TRANSIENT,	/* a simulated deadlock, every attempt */
+	FAULT_TRANSIENT1,	/* a simulated deadlock, first attempt only */
+	FAULT_FINAL,		/* a final business rejection */
+	FAULT_DROP,		/* no answer at all */
+	FAULT_SLEEP,		/* delay, then go on */
+	FAULT_NULL,		/* conflict_read sees no row */
+};
+
+struct fault_plan {
+	enum fault_action	 action[FP_COUNT];
+	int			 sleep_ms[FP_COUNT];
+};
+
+#ifdef ENABLE_FAULT_INJECTION
+int		 fault_parse(struct fault_plan *, const char *, char *, size_t);
+enum fault_action fault_hit(const struct fault_plan *, enum fault_point, int);
+#define FAULT(plan, point, attempt)	fault_hit((plan), (point), (attempt))
+#else
+#define FAULT(plan, point, attempt)	((void)(plan), FAULT_NONE)
+#endif
+
+#endif

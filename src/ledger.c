@@ -1,0 +1,192 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "ledger.h"
+#include "response.h"
+
+#define READ_BODY_INLINE	(16 * 1024)
+
+/*
+ * Insert the PROCESSING row that claims the scope inside the caller's
+ * transaction.  DB_DUPLICATE means another request owns it; a concurrent
+ * owner that has not committed makes this wait (bounded by the session's
+ * innodb_lock_wait_timeout) until it commits or rolls back.
+ */
+int
+ledger_insert(struct db *db, const struct ledger_scope *s, const char *fp,
+    long retention_s)
+{
+	static const char sql[] = "INSERT INTO idempotency_records "
+	    "(principal_id, operation, idem_key, request_fingerprint, status, "
+	    "created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, "
+	    "'PROCESSING', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), "
+	    "UTC_TIMESTAMP(6) + INTERVAL ? SECOND)";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[5];
+	long long	 ret = retention_s;
+
+	if ((st = db_stmt(db, DBS_LEDGER_INSERT, sql)) == NULL)
+		return db_error(db);
+	db_bind_str(&p[0], s->principal, strlen(s->principal));
+	db_bind_str(&p[1], s->operation, strlen(s->operation));
+	db_bind_str(&p[2], s->key, strlen(s->key));
+	db_bind_str(&p[3], fp, strlen(fp));
+	db_bind_i64(&p[4], &ret);
+	return db_execute(db, st, p);
+}
+
+/* Prepare a record for ledger_read. */
+void
+ledger_record_init(struct ledger_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	buf_init(&r->headers, RESPONSE_HEADERS_MAX);
+	buf_init(&r->body, RESPONSE_BODY_MAX);
+}
+
+/* Release what a record holds. */
+void
+ledger_record_clear(struct ledger_record *r)
+{
+	if (r == NULL)
+		return;
+	buf_free(&r->headers);
+	buf_free(&r->body);
+}
+
+/*
+ * Read the committed row of a scope with a fresh statement (READ
+ * COMMITTED: a new snapshot per statement).  Returns 1 and fills rec, 0
+ * when there is no row, or a negative db_err.
+ */
+int
+ledger_read(struct db *db, const struct ledger_scope *s,
+    struct ledger_record *rec)
+{
+	static const char sql[] = "SELECT status, request_fingerprint, "
+	    "COALESCE(response_status, 0), response_headers, response_body, "
+	    "resource_id, expires_at <= UTC_TIMESTAMP(6) "
+	    "FROM idempotency_records "
+	    "WHERE principal_id = ? AND operation = ? AND idem_key = ?";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[3], r[7];
+	char		 hdrs[RESPONSE_HEADERS_MAX], *body = NULL;
+	unsigned long	 len[7];
+	my_bool		 nul[7];
+	int		 rc, found = 0;
+
+	if ((st = db_stmt(db, DBS_LEDGER_READ, sql)) == NULL)
+		return db_error(db);
+	db_bind_str(&p[0], s->principal, strlen(s->principal));
+	db_bind_str(&p[1], s->operation, strlen(s->operation));
+	db_bind_str(&p[2], s->key, strlen(s->key));
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		return rc;
+	if ((body = malloc(READ_BODY_INLINE)) == NULL) {
+		rc = DB_ERROR;
+		goto out;
+	}
+	memset(rec->status, 0, sizeof(rec->status));
+	memset(rec->fingerprint, 0, sizeof(rec->fingerprint));
+	memset(rec->resource_id, 0, sizeof(rec->resource_id));
+	db_bind_out_str(&r[0], rec->status, sizeof(rec->status) - 1, &len[0],
+	    &nul[0]);
+	db_bind_out_str(&r[1], rec->fingerprint, sizeof(rec->fingerprint) - 1,
+	    &len[1], &nul[1]);
+	db_bind_int(&r[2], &rec->response_status);
+	db_bind_out_str(&r[3], hdrs, sizeof(hdrs), &len[3], &nul[3]);
+	db_bind_out_str(&r[4], body, READ_BODY_INLINE, &len[4], &nul[4]);
+	r[4].buffer_type = MYSQL_TYPE_BLOB;
+	db_bind_out_str(&r[5], rec->resource_id, sizeof(rec->resource_id) - 1,
+	    &len[5], &nul[5]);
+	db_bind_int(&r[6], &rec->expired);
+	if (mysql_stmt_bind_result(st, r) != 0) {
+		rc = db_stmt_error(db, st);
+		goto out;
+	}
+	if ((rc = db_fetch(db, st)) <= 0)
+		goto out;
+	found = 1;
+	buf_reset(&rec->headers);
+	buf_reset(&rec->body);
+	if (!nul[3] && (len[3] > sizeof(hdrs) ||
+	    buf_add(&rec->headers, hdrs, len[3]) != BUF_OK)) {
+		rc = DB_ERROR;
+		goto out;
+	}
+	if (!nul[4] && len[4] > READ_BODY_INLINE) {
+		/* A large body: fetch the whole column again. */
+		char	*big;
+
+		if (len[4] > RESPONSE_BODY_MAX ||
+		    (big = malloc(len[4])) == NULL) {
+			rc = DB_ERROR;
+			goto out;
+		}
+		free(body);
+		body = big;
+		r[4].buffer = body;
+		r[4].buffer_length = len[4];
+		if (mysql_stmt_fetch_column(st, &r[4], 4, 0) != 0) {
+			rc = db_stmt_error(db, st);
+			goto out;
+		}
+	}
+	if (!nul[4] && buf_add(&rec->body, body, len[4]) != BUF_OK) {
+		rc = DB_ERROR;
+		goto out;
+	}
+	if (nul[5])
+		rec->resource_id[0] = '\0';
+	rc = 1;
+out:
+	while (found && rc > 0 && db_fetch(db, st) == 1)
+		;	/* the unique key allows one row; drain anyway */
+	mysql_stmt_free_result(st);
+	free(body);
+	return rc;
+}
+
+/*
+ * Turn the caller's PROCESSING row into its final state with the exact
+ * response to replay.  Exactly one row must change.
+ */
+int
+ledger_finish(struct db *db, const struct ledger_scope *s, const char *status,
+    const struct response *resp, const char *resource_id)
+{
+	static const char sql[] = "UPDATE idempotency_records SET status = ?, "
+	    "response_status = ?, response_headers = ?, response_body = ?, "
+	    "resource_id = ?, updated_at = UTC_TIMESTAMP(6) "
+	    "WHERE principal_id = ? AND operation = ? AND idem_key = ? "
+	    "AND status = 'PROCESSING'";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[8];
+	int		 code = resp->status, rc;
+
+	if ((st = db_stmt(db, DBS_LEDGER_FINISH, sql)) == NULL)
+		return db_error(db);
+	db_bind_str(&p[0], status, strlen(status));
+	db_bind_int(&p[1], &code);
+	db_bind_str(&p[2], resp->headers.p ? resp->headers.p : "",
+	    resp->headers.len);
+	db_bind_str(&p[3], resp->body.p ? resp->body.p : "", resp->body.len);
+	p[3].buffer_type = MYSQL_TYPE_BLOB;
+	if (resource_id != NULL)
+		db_bind_str(&p[4], resource_id, strlen(resource_id));
+	else {
+		memset(&p[4], 0, sizeof(p[4]));
+		p[4].buffer_type = MYSQL_TYPE_NULL;
+	}
+	db_bind_str(&p[5], s->principal, strlen(s->principal));
+	db_bind_str(&p[6], s->operation, strlen(s->operation));
+	db_bind_str(&p[7], s->key, strlen(s->key));
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		return rc;
+	if (mysql_stmt_affected_rows(st) != 1)
+		return DB_ERROR;
+	return DB_OK;
+}

@@ -1,0 +1,249 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "db.h"
+#include "fault.h"
+#include "fingerprint.h"
+#include "ledger.h"
+#include "log.h"
+#include "order_api.h"
+#include "order_input.h"
+#include "order_view.h"
+#include "response.h"
+#include "router.h"
+#include "store.h"
+
+#define PRINCIPAL_MAX	255
+
+/* Check that s is 1..max bytes of UTF-8 without control characters. */
+static int
+principal_ok(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n = strlen(s), i, k;
+	unsigned int		 cp;
+
+	if (n == 0 || n > PRINCIPAL_MAX)
+		return 0;
+	for (i = 0; i < n; i += k) {
+		if (p[i] < 0x80) {
+			if (p[i] < 0x20 || p[i] == 0x7f)
+				return 0;
+			k = 1;
+			continue;
+		}
+		if ((p[i] & 0xe0) == 0xc0) {
+			k = 2;
+			cp = p[i] & 0x1f;
+		} else if ((p[i] & 0xf0) == 0xe0) {
+			k = 3;
+			cp = p[i] & 0x0f;
+		} else if ((p[i] & 0xf8) == 0xf0) {
+			k = 4;
+			cp = p[i] & 0x07;
+		} else
+			return 0;
+		if (i + k > n)
+			return 0;
+		for (size_t j = 1; j < k; j++) {
+			if ((p[i + j] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (p[i + j] & 0x3f);
+		}
+		if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) ||
+		    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+/* GET /orders/_health: 200 when the database answers. */
+static void
+handle_health(struct db *db, struct response *resp)
+{
+	static const char ok[] = "{\"status\":\"ok\"}";
+
+	if (db_ping(db) == DB_OK) {
+		response_json(resp, 200, ok, sizeof(ok) - 1);
+		resp->outcome = "ok";
+		return;
+	}
+	response_error(resp, 503, "SERVICE_UNAVAILABLE", "the database does "
+	    "not answer");
+	response_header(resp, "Retry-After", "5");
+}
+
+/* GET /orders/{orderId}: the order as it is now, for its owner only. */
+static void
+handle_get(struct db *db, const struct request *req, const char *arg,
+    struct response *resp)
+{
+	struct order_view	*v = NULL;
+	char			*note = NULL;
+	unsigned long long	 id;
+	int			 rc = 0;
+
+	if (order_id_parse(arg, &id) == 0) {
+		v = malloc(sizeof(*v));
+		note = malloc(ORDER_NOTE_MAX * 4 + 1);
+		if (v == NULL || note == NULL) {
+			response_error(resp, 500, "INTERNAL_ERROR",
+			    "out of memory");
+			goto out;
+		}
+		if ((rc = db_ensure(db)) == DB_OK)
+			rc = store_get_order(db, req->principal, id, v, note,
+			    ORDER_NOTE_MAX * 4 + 1);
+		if (rc == DB_LOST && (rc = db_ensure(db)) == DB_OK)
+			rc = store_get_order(db, req->principal, id, v, note,
+			    ORDER_NOTE_MAX * 4 + 1);
+		/* End the read-only transaction autocommit=0 opened. */
+		if (db->my != NULL)
+			db_rollback(db);
+	}
+	if (rc < 0) {
+		log_warnx("order lookup failed: %s", db->last_error);
+		response_error(resp, 503, "SERVICE_UNAVAILABLE",
+		    "the database does not answer");
+		response_header(resp, "Retry-After", "1");
+		goto out;
+	}
+	if (rc == 0) {
+		response_error(resp, 404, "ORDER_NOT_FOUND", "no order with "
+		    "this id");
+		goto out;
+	}
+	response_reset(resp);
+	resp->status = 200;
+	resp->outcome = "ok";
+	response_header(resp, "Content-Type", "application/json");
+	if (order_view_render(v, &resp->body) != 0)
+		response_error(resp, 500, "INTERNAL_ERROR", "response too "
+		    "large");
+out:
+	free(note);
+	free(v);
+}
+
+/*
+ * POST /orders: the request checks of contract section 3, in order, then
+ * the transaction.  No check failure writes anything to the database.
+ */
+static enum create_result
+handle_create(struct db *db, const struct conf *conf, struct request *req,
+    struct response *resp)
+{
+	static char		 key[IDEM_KEY_MAX + 1];
+	struct order_input	*in;
+	struct create_request	 cr;
+	struct problem		 p;
+	char			 fp[FINGERPRINT_HEX_LEN + 1];
+	enum create_result	 result = CREATE_ANSWER;
+#ifdef ENABLE_FAULT_INJECTION
+	struct fault_plan	 plan;
+	char			 ferr[256];
+#endif
+
+	if ((in = calloc(1, sizeof(*in))) == NULL) {
+		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
+		return CREATE_ANSWER;
+	}
+	if (order_input_key(req->idempotency_key, key, &p) == -1 ||
+	    order_input_content_type(req->content_type, &p) == -1) {
+		response_problem(resp, &p);
+		goto out;
+	}
+	req->log_key = key;
+	if (req->body_too_large) {
+		response_error(resp, 413, "PAYLOAD_TOO_LARGE", "the body "
+		    "exceeds %zu bytes", conf->max_body_bytes);
+		goto out;
+	}
+	if (order_input_parse(in, req->body ? req->body : "", req->body_len,
+	    &p) == -1) {
+		response_problem(resp, &p);
+		goto out;
+	}
+	if (fingerprint(LEDGER_OPERATION_CREATE_ORDER, req->principal,
+	    in->canonical, in->canonical_len, fp) == -1) {
+		response_error(resp, 500, "INTERNAL_ERROR", "fingerprint "
+		    "failed");
+		goto out;
+	}
+	memset(&cr, 0, sizeof(cr));
+	cr.principal = req->principal;
+	cr.key = key;
+	cr.in = in;
+	cr.fingerprint = fp;
+#ifdef ENABLE_FAULT_INJECTION
+	if (fault_parse(&plan, req->fault, ferr, sizeof(ferr)) == -1) {
+		response_error(resp, 400, "FAULT_SPEC_INVALID", "%s", ferr);
+		goto out;
+	}
+	cr.fault = &plan;
+#endif
+	result = order_create(db, conf, &cr, resp, &req->attempts);
+out:
+	order_input_clear(in);
+	free(in);
+	return result;
+}
+
+/* Answer one request. */
+enum create_result
+order_api_handle(struct db *db, const struct conf *conf, struct request *req,
+    struct response *resp)
+{
+	struct route_match	 m;
+	enum create_result	 result = CREATE_ANSWER;
+	const char		*raw = req->idempotency_key;
+	size_t			 i;
+
+	router_match(conf->mount, req->uri, req->method, &m);
+	if (m.id == ROUTE_NONE) {
+		response_error(resp, 404, "NOT_FOUND", "no resource at this "
+		    "path");
+		return CREATE_ANSWER;
+	}
+	if (!m.method_allowed) {
+		response_error(resp, 405, "METHOD_NOT_ALLOWED", "%s is not "
+		    "allowed here; allowed: %s", req->method, m.allow);
+		response_header(resp, "Allow", "%s", m.allow);
+		return CREATE_ANSWER;
+	}
+	if (m.needs_principal && (req->principal == NULL ||
+	    !principal_ok(req->principal))) {
+		response_error(resp, 401, "UNAUTHENTICATED", "%s",
+		    req->principal == NULL || req->principal[0] == '\0' ?
+		    "no authenticated user: the web server must authenticate "
+		    "requests under this path" :
+		    "the authenticated user name is not usable");
+		return CREATE_ANSWER;
+	}
+	switch (m.id) {
+	case ROUTE_HEALTH:
+		handle_health(db, resp);
+		break;
+	case ROUTE_ORDER:
+		handle_get(db, req, m.arg, resp);
+		break;
+	case ROUTE_ORDERS:
+		result = handle_create(db, conf, req, resp);
+		/* Every answer to POST echoes a printable Idempotency-Key. */
+		if (raw != NULL && strlen(raw) <= 2 * IDEM_KEY_MAX) {
+			for (i = 0; raw[i] >= 0x20 && raw[i] < 0x7f; i++)
+				;
+			if (raw[i] == '\0')
+				response_header(resp, "Idempotency-Key", "%s",
+				    raw);
+		}
+		break;
+	default:
+		break;
+	}
+	return result;
+}

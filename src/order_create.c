@@ -1,0 +1,524 @@
+/*
+ * The create-order transaction, step by step as in contract section 4
+ * and the design notes' handleCreateOrderAttempt():
+ *
+ *	order_create()		the retry loop: attempts, deadline, backoff
+ *	create_attempt()	one InnoDB transaction (READ COMMITTED):
+ *	  1. INSERT the PROCESSING ledger row; 1062 -> rollback, fresh read,
+ *	     answer_from_record()
+ *	  2. SAVEPOINT; SELECT ... FOR UPDATE the stock rows in SKU order
+ *	  3. judge every final business rule before the first write
+ *	  4. insert the order and its items, decrease stock
+ *	  5. UPDATE the ledger: SUCCEEDED, resource, exact response
+ *	     (a final rejection: ROLLBACK TO SAVEPOINT, FAILED_FINAL)
+ *	  6. COMMIT, and only then answer
+ *
+ * Every statement failure rolls back; nothing is committed after a failed
+ * statement (on Galera a COMMIT after 1213 answers OK and commits
+ * nothing).  A lost answer to COMMIT is never taken as failure: the
+ * ledger is read again on a fresh connection and the answer comes from
+ * what is there.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "db.h"
+#include "fault.h"
+#include "ledger.h"
+#include "log.h"
+#include "order_create.h"
+#include "order_input.h"
+#include "order_view.h"
+#include "response.h"
+#include "store.h"
+
+enum attempt {
+	ATTEMPT_DONE,		/* resp is the answer */
+	ATTEMPT_RETRY,		/* retry; resp is the answer once spent */
+	ATTEMPT_DROP,		/* answer nothing */
+};
+
+struct attempt_ctx {
+	struct db			*db;
+	const struct conf		*conf;
+	const struct create_request	*req;
+	struct ledger_scope		 scope;
+	int				 attempt;	/* 1, 2, ... */
+	struct timespec			 deadline;	/* CLOCK_MONOTONIC */
+};
+
+/* Milliseconds left before the request deadline (may be negative). */
+static long
+remaining_ms(const struct attempt_ctx *c)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (c->deadline.tv_sec - now.tv_sec) * 1000 +
+	    (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* Sleep ms milliseconds, resuming after signals. */
+static void
+sleep_ms(long ms)
+{
+	struct timespec	 ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Exponential backoff with full jitter before attempt n (n >= 2). */
+static long
+backoff_ms(const struct conf *conf, int n)
+{
+	long	 cap = conf->retry_backoff_ms;
+	int	 i;
+
+	for (i = 2; i < n && cap < conf->retry_backoff_max_ms; i++)
+		cap *= 2;
+	if (cap > conf->retry_backoff_max_ms)
+		cap = conf->retry_backoff_max_ms;
+	return random() % (cap + 1);
+}
+
+/* The answer once transient failures have used up the attempts. */
+static enum attempt
+retry_transient(struct attempt_ctx *c, struct response *resp)
+{
+	response_error(resp, 503, "RETRY_LIMIT_REACHED", "the database "
+	    "stayed busy for %d attempts; retry with the same key",
+	    c->conf->max_attempts);
+	response_header(resp, "Retry-After", "1");
+	resp->outcome = "retry_limit";
+	return ATTEMPT_RETRY;
+}
+
+/* The answer once a concurrent owner of the key kept it for too long. */
+static enum attempt
+retry_in_progress(struct attempt_ctx *c, struct response *resp)
+{
+	response_error(resp, 409, "REQUEST_IN_PROGRESS", "a request with "
+	    "this Idempotency-Key is still being processed; retry later "
+	    "with the same key");
+	response_header(resp, "Retry-After", "1");
+	resp->outcome = "in_progress";
+	return ATTEMPT_RETRY;
+}
+
+/* Answer 410 for an expired key, naming the order it created. */
+static void
+answer_expired(struct attempt_ctx *c, const char *order_id,
+    struct response *resp)
+{
+	struct problem	 p;
+
+	problem_set(&p, 410, "IDEMPOTENCY_KEY_EXPIRED", "this Idempotency-Key "
+	    "has expired and is never reused; send a new key for a new "
+	    "order");
+	if (order_id != NULL && order_id[0] != '\0')
+		snprintf(p.order_id, sizeof(p.order_id), "%s", order_id);
+	response_problem(resp, &p);
+	if (p.order_id[0] != '\0')
+		response_header(resp, "Link", "<%s/%s>; rel=\"related\"",
+		    c->conf->mount, p.order_id);
+	resp->outcome = "expired";
+}
+
+/* Replay a stored final response byte for byte. */
+static void
+answer_stored(const struct ledger_record *rec, int replayed,
+    struct response *resp)
+{
+	response_reset(resp);
+	resp->status = rec->response_status;
+	buf_add(&resp->headers, rec->headers.p ? rec->headers.p : "",
+	    rec->headers.len);
+	buf_add(&resp->body, rec->body.p ? rec->body.p : "", rec->body.len);
+	if (replayed)
+		response_header(resp, "Idempotent-Replayed", "true");
+	resp->outcome = replayed ? "replayed" : "recovered";
+}
+
+/*
+ * Answer from the committed ledger row of the scope, read afresh after
+ * a duplicate key (or after a COMMIT whose answer was lost, with
+ * replayed = 0).
+ */
+static enum attempt
+answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
+{
+	struct ledger_record	 rec;
+	enum attempt		 a;
+	int			 rc;
+
+	ledger_record_init(&rec);
+	if (FAULT(c->req->fault, FP_CONFLICT_READ, c->attempt) == FAULT_NULL)
+		rc = 0;
+	else if ((rc = db_ensure(c->db)) == DB_OK)
+		rc = ledger_read(c->db, &c->scope, &rec);
+	if (rc < 0) {
+		a = retry_transient(c, resp);
+		goto out;
+	}
+	if (rc == 0) {
+		/* The owner rolled back meanwhile, or its commit is unseen. */
+		response_error(resp, 409, "REQUEST_STATUS_UNCONFIRMED",
+		    "the outcome of an earlier request with this "
+		    "Idempotency-Key could not be confirmed; retry with the "
+		    "same key");
+		response_header(resp, "Retry-After", "1");
+		resp->outcome = "unconfirmed";
+		a = ATTEMPT_RETRY;
+		goto out;
+	}
+	a = ATTEMPT_DONE;
+	if (strcmp(rec.fingerprint, c->req->fingerprint) != 0) {
+		response_error(resp, c->conf->key_reused_status,
+		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
+		    "already used with a different request body");
+		resp->outcome = "conflict";
+	} else if (strcmp(rec.status, "EXPIRED") == 0 ||
+	    (rec.expired && (strcmp(rec.status, "SUCCEEDED") == 0 ||
+	    strcmp(rec.status, "FAILED_FINAL") == 0)))
+		answer_expired(c, rec.resource_id, resp);
+	else if (strcmp(rec.status, "SUCCEEDED") == 0 ||
+	    strcmp(rec.status, "FAILED_FINAL") == 0)
+		answer_stored(&rec, replayed, resp);
+	else if (strcmp(rec.status, "PROCESSING") == 0)
+		a = retry_in_progress(c, resp);
+	else {
+		response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
+		    "the idempotency record is in an unknown state");
+		log_warnx("ledger row for key %s has unknown status \"%s\"",
+		    c->scope.key, rec.status);
+	}
+out:
+	/* End the read-only transaction that autocommit = 0 opened. */
+	if (c->db->my != NULL)
+		db_rollback(c->db);
+	ledger_record_clear(&rec);
+	return a;
+}
+
+/*
+ * Judge every final business rule on the locked rows, before any write.
+ * Returns 0 when the order may proceed, else -1 with the rejection.
+ */
+static int
+judge(const struct order_input *in, const struct stock_row *rows,
+    struct problem *p)
+{
+	long long	 total = 0, line;
+	size_t		 i;
+
+	for (i = 0; i < in->nitems; i++)
+		if (!rows[i].found) {
+			problem_set(p, 422, "UNKNOWN_SKU", "items[%zu].sku: "
+			    "unknown SKU \"%s\"", i, in->items[i].sku);
+			return -1;
+		}
+	for (i = 0; i < in->nitems; i++)
+		if (strcmp(rows[i].currency, in->currency) != 0) {
+			problem_set(p, 422, "CURRENCY_MISMATCH", "items[%zu]: "
+			    "SKU \"%s\" is sold in %s, not %s", i,
+			    in->items[i].sku, rows[i].currency, in->currency);
+			return -1;
+		}
+	for (i = 0; i < in->nitems; i++)
+		if (__builtin_mul_overflow(rows[i].unit_price,
+		    (long long)in->items[i].qty, &line) ||
+		    __builtin_add_overflow(total, line, &total)) {
+			total = -1;
+			break;
+		}
+	if (total != in->amount) {
+		problem_set(p, 422, "AMOUNT_MISMATCH", "amount is %lld but the "
+		    "items cost %lld", in->amount, total);
+		return -1;
+	}
+	for (i = 0; i < in->nitems; i++)
+		if (rows[i].available < in->items[i].qty) {
+			problem_set(p, 409, "OUT_OF_STOCK", "items[%zu]: %d of "
+			    "SKU \"%s\" requested, %lld available", i,
+			    in->items[i].qty, in->items[i].sku,
+			    rows[i].available);
+			return -1;
+		}
+	return 0;
+}
+
+/* Build the 201 answer that will also be stored and replayed. */
+static int
+answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
+    const struct stock_row *rows, struct response *resp)
+{
+	const struct order_input *in = c->req->in;
+	struct order_view	*v;
+	struct tm		 tm;
+	size_t			 i;
+	int			 rc = -1;
+
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return -1;
+	order_id_format(v->id, sizeof(v->id), id);
+	strcpy(v->status, "CREATED");
+	memcpy(v->currency, in->currency, sizeof(v->currency));
+	v->amount = in->amount;
+	snprintf(v->shipping, sizeof(v->shipping), "%s",
+	    shipping_name(in->shipping));
+	v->note = in->note;
+	v->note_len = in->note_len;
+	gmtime_r(&created, &tm);
+	strftime(v->created_at, sizeof(v->created_at), "%Y-%m-%dT%H:%M:%SZ",
+	    &tm);
+	v->nitems = in->nitems;
+	for (i = 0; i < in->nitems; i++) {
+		memcpy(v->items[i].sku, in->items[i].sku,
+		    sizeof(v->items[i].sku));
+		v->items[i].qty = in->items[i].qty;
+		v->items[i].unit_price = rows[i].unit_price;
+	}
+	response_reset(resp);
+	resp->status = 201;
+	if (response_header(resp, "Content-Type", "application/json") != 0 ||
+	    response_header(resp, "Location", "%s/%s", c->conf->mount,
+	    v->id) != 0 || order_view_render(v, &resp->body) != 0)
+		goto out;
+	resp->outcome = "created";
+	rc = 0;
+out:
+	free(v);
+	return rc;
+}
+
+/*
+ * Map a failed statement inside the transaction to the attempt's
+ * outcome, after rolling back.
+ */
+static enum attempt
+attempt_failed(struct attempt_ctx *c, int rc, const char *what,
+    struct response *resp)
+{
+	db_rollback(c->db);
+	if (rc == DB_TRANSIENT || rc == DB_LOST) {
+		log_info("key %s attempt %d: %s: %s (%u), retrying",
+		    c->scope.key, c->attempt, what, c->db->last_error,
+		    c->db->last_errno);
+		return retry_transient(c, resp);
+	}
+	log_warnx("key %s: %s failed: %s (%u)", c->scope.key, what,
+	    c->db->last_error, c->db->last_errno);
+	response_error(resp, 500, "INTERNAL_ERROR", "the order could not be "
+	    "stored; retry with the same key");
+	return ATTEMPT_DONE;
+}
+
+/*
+ * Act on a fault planned at a point inside the transaction: a simulated
+ * deadlock, a dropped request, or a final rejection raised right there.
+ */
+#define FAULT_POINT(pt) do {						\
+	switch (FAULT(c->req->fault, (pt), c->attempt)) {		\
+	case FAULT_TRANSIENT:						\
+		c->db->last_errno = 1213;				\
+		snprintf(c->db->last_error, sizeof(c->db->last_error),	\
+		    "injected deadlock");				\
+		return attempt_failed(c, DB_TRANSIENT, #pt, resp);	\
+	case FAULT_DROP:						\
+		db_rollback(c->db);					\
+		return ATTEMPT_DROP;					\
+	case FAULT_FINAL:						\
+		problem_set(&reject, 409, "OUT_OF_STOCK",		\
+		    "injected final rejection at %s", #pt);		\
+		goto reject;						\
+	default:							\
+		break;							\
+	}								\
+} while (0)
+
+/* One attempt: one InnoDB transaction. */
+static enum attempt
+create_attempt(struct attempt_ctx *c, struct response *resp)
+{
+	const struct create_request *req = c->req;
+	const struct order_input *in = req->in;
+	struct stock_row	 rows[ORDER_ITEMS_MAX];
+	struct problem		 reject;
+	char			 order_id[ORDER_ID_MAX];
+	unsigned long long	 id = 0;
+	time_t			 created;
+	long			 left;
+	size_t			 i;
+	int			 rc, savepoint = 0, rejected = 0;
+
+	if ((left = remaining_ms(c)) <= 0)
+		return retry_transient(c, resp);
+	if ((rc = db_ensure(c->db)) != DB_OK ||
+	    (rc = db_wait_limits(c->db, left)) != DB_OK)
+		return attempt_failed(c, rc, "connect", resp);
+
+	/* 1. Claim the scope; the unique key alone decides. */
+	FAULT_POINT(FP_BEFORE_LEDGER_INSERT);
+	rc = ledger_insert(c->db, &c->scope, req->fingerprint,
+	    c->conf->key_retention_ms / 1000);
+	if (rc == DB_DUPLICATE) {
+		db_rollback(c->db);
+		return answer_from_record(c, 1, resp);
+	}
+	if (rc == DB_TRANSIENT && c->db->last_errno == 1205) {
+		/* Waited in vain on an uncommitted owner of the key. */
+		db_rollback(c->db);
+		return retry_in_progress(c, resp);
+	}
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "ledger insert", resp);
+	FAULT_POINT(FP_AFTER_LEDGER_INSERT);
+
+	/* 2. Savepoint; lock the stock rows in SKU order. */
+	if ((rc = db_exec(c->db, "SAVEPOINT order_work")) != DB_OK)
+		return attempt_failed(c, rc, "savepoint", resp);
+	savepoint = 1;
+	if ((rc = store_lock_stock(c->db, in, rows)) != DB_OK)
+		return attempt_failed(c, rc, "stock lock", resp);
+
+	/* 3. Every final rule, before the first write. */
+	if (judge(in, rows, &reject) == -1)
+		goto reject;
+
+	/* 4. The order, its items, the stock. */
+	created = time(NULL);
+	rc = store_insert_order(c->db, req->principal, req->key, in, created,
+	    &id);
+	if (rc == DB_DUPLICATE) {
+		/* The key made an order whose ledger row was purged. */
+		db_rollback(c->db);
+		order_id[0] = '\0';
+		if (store_order_by_key(c->db, req->principal, req->key,
+		    &id) == 1)
+			order_id_format(order_id, sizeof(order_id), id);
+		answer_expired(c, order_id, resp);
+		return ATTEMPT_DONE;
+	}
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "order insert", resp);
+	FAULT_POINT(FP_AFTER_ORDER_INSERT);
+	for (i = 0; i < in->nitems; i++)
+		if ((rc = store_insert_item(c->db, id, &in->items[i],
+		    rows[i].unit_price)) != DB_OK)
+			return attempt_failed(c, rc, "item insert", resp);
+	for (i = 0; i < in->nitems; i++)
+		if ((rc = store_decrease_stock(c->db, &in->items[i])) != DB_OK)
+			return attempt_failed(c, rc, "stock update", resp);
+	FAULT_POINT(FP_AFTER_STOCK_DECREASE);
+
+	/* 5. The ledger row: SUCCEEDED with the exact response. */
+	if (answer_created(c, id, created, rows, resp) == -1)
+		return attempt_failed(c, DB_ERROR, "response", resp);
+	order_id_format(order_id, sizeof(order_id), id);
+	if ((rc = ledger_finish(c->db, &c->scope, "SUCCEEDED", resp,
+	    order_id)) != DB_OK)
+		return attempt_failed(c, rc, "ledger update", resp);
+	goto commit;
+
+reject:
+	/* A final rejection: undo the order work, keep and record the key. */
+	rejected = 1;
+	if (strcmp(reject.code, "OUT_OF_STOCK") == 0 &&
+	    c->conf->out_of_stock == OUT_OF_STOCK_RETRYABLE) {
+		/* Policy: no ledger row; the key may succeed after a restock. */
+		db_rollback(c->db);
+		response_problem(resp, &reject);
+		response_header(resp, "Retry-After", "60");
+		resp->outcome = "out_of_stock";
+		return ATTEMPT_DONE;
+	}
+	if (savepoint && (rc = db_exec(c->db,
+	    "ROLLBACK TO SAVEPOINT order_work")) != DB_OK)
+		return attempt_failed(c, rc, "rollback to savepoint", resp);
+	response_problem(resp, &reject);
+	resp->outcome = "rejected";
+	if ((rc = ledger_finish(c->db, &c->scope, "FAILED_FINAL", resp,
+	    NULL)) != DB_OK)
+		return attempt_failed(c, rc, "ledger update", resp);
+
+commit:
+	/* 6. Commit; only then answer. */
+	if (!rejected)
+		FAULT_POINT(FP_BEFORE_COMMIT);
+	rc = db_commit(c->db);
+	if (rc == DB_LOST) {
+		/* Outcome unknown: read the ledger on a fresh connection. */
+		log_warnx("key %s: connection lost during COMMIT (%s); "
+		    "reading the ledger", c->scope.key, c->db->last_error);
+		return answer_from_record(c, 0, resp);
+	}
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "commit", resp);
+	if (FAULT(req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
+		return ATTEMPT_DROP;
+	return ATTEMPT_DONE;
+}
+
+/*
+ * Create the order of req exactly once, filling resp with the answer.
+ * *attempts receives the number of attempts made.
+ */
+enum create_result
+order_create(struct db *db, const struct conf *conf,
+    const struct create_request *req, struct response *resp, int *attempts)
+{
+	struct attempt_ctx	 c;
+	enum attempt		 a;
+	long			 delay;
+
+	memset(&c, 0, sizeof(c));
+	c.db = db;
+	c.conf = conf;
+	c.req = req;
+	c.scope.principal = req->principal;
+	c.scope.operation = LEDGER_OPERATION_CREATE_ORDER;
+	c.scope.key = req->key;
+	clock_gettime(CLOCK_MONOTONIC, &c.deadline);
+	c.deadline.tv_sec += conf->request_deadline_ms / 1000;
+	c.deadline.tv_nsec += (conf->request_deadline_ms % 1000) * 1000000L;
+	if (c.deadline.tv_nsec >= 1000000000L) {
+		c.deadline.tv_sec++;
+		c.deadline.tv_nsec -= 1000000000L;
+	}
+	for (c.attempt = 1;; c.attempt++) {
+		a = create_attempt(&c, resp);
+		if (a == ATTEMPT_DONE)
+			break;
+		if (a == ATTEMPT_DROP) {
+			*attempts = c.attempt;
+			return CREATE_DROP;
+		}
+		/* Retry with the same key, within the limits. */
+		delay = backoff_ms(conf, c.attempt + 1);
+		if (remaining_ms(&c) - delay <= 0) {
+			if (resp->status == 503) {
+				response_error(resp, 503,
+				    "RETRY_DEADLINE_EXCEEDED", "the request "
+				    "deadline of %ld ms passed; retry with the "
+				    "same key", conf->request_deadline_ms);
+				response_header(resp, "Retry-After", "1");
+				resp->outcome = "deadline";
+			}
+			break;
+		}
+		if (c.attempt >= conf->max_attempts)
+			break;
+		sleep_ms(delay);
+	}
+	*attempts = c.attempt;
+	return CREATE_ANSWER;
+}

@@ -1,0 +1,70 @@
+/*
+ * Request checks for POST /orders, as pure functions of bytes: the
+ * Idempotency-Key header, the Content-Type, the JSON body and its schema,
+ * and the canonical form the fingerprint is computed over.  Nothing here
+ * touches FastCGI or the database.
+ *
+ * Every function returns 0 on success or -1 after filling the problem
+ * (status and code of contract section 3, detail naming the field).
+ */
+#ifndef IDEMORDERS_ORDER_INPUT_H
+#define IDEMORDERS_ORDER_INPUT_H
+
+#include <stddef.h>
+
+#include "problem.h"
+
+#define IDEM_KEY_MAX		255
+#define ORDER_ITEMS_MAX		100
+#define ORDER_SKU_MAX		64
+#define ORDER_QTY_MAX		10000
+#define ORDER_AMOUNT_MAX	1000000000000000LL	/* 10^15 minor units */
+#define ORDER_NOTE_MAX		500			/* characters */
+#define ORDER_JSON_DEPTH	8
+
+enum shipping {
+	SHIPPING_STANDARD = 0,
+	SHIPPING_EXPRESS,
+};
+
+struct order_item {
+	char	 sku[ORDER_SKU_MAX + 1];
+	int	 qty;
+};
+
+struct order_input {
+	char			 currency[4];
+	long long		 amount;
+	enum shipping		 shipping;
+	char			*note;		/* owned, valid UTF-8, NUL-terminated */
+	size_t			 note_len;	/* bytes */
+	size_t			 nitems;
+	struct order_item	 items[ORDER_ITEMS_MAX];	/* sorted by sku */
+	char			*canonical;	/* owned canonical JSON */
+	size_t			 canonical_len;
+};
+
+/*
+ * Parse an Idempotency-Key header value, bare ("abc-1") or an RFC 8941
+ * sf-string ("\"abc-1\""), into key (at least IDEM_KEY_MAX + 1 bytes).
+ * NULL header: 400 IDEMPOTENCY_KEY_MISSING; anything else wrong: 400
+ * IDEMPOTENCY_KEY_INVALID.
+ */
+int	order_input_key(const char *, char *, struct problem *);
+
+/* Accept application/json with optional parameters, else 415. */
+int	order_input_content_type(const char *, struct problem *);
+
+/*
+ * Parse and validate a body of len bytes (already within max_body_bytes)
+ * into in, which the caller zeroes first and releases with
+ * order_input_clear().  Fills in->canonical.  400 MALFORMED_JSON or 400
+ * VALIDATION_FAILED on failure, with nothing left allocated.
+ */
+int	order_input_parse(struct order_input *, const char *, size_t,
+	    struct problem *);
+void	order_input_clear(struct order_input *);
+
+const char *shipping_name(enum shipping);
+
+#endif

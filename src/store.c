@@ -1,0 +1,302 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "db.h"
+#include "store.h"
+
+/* Convert a time to a MYSQL_TIME parameter (UTC, whole seconds). */
+static void
+to_mysql_time(time_t t, MYSQL_TIME *mt)
+{
+	struct tm	 tm;
+
+	gmtime_r(&t, &tm);
+	memset(mt, 0, sizeof(*mt));
+	mt->year = (unsigned int)tm.tm_year + 1900;
+	mt->month = (unsigned int)tm.tm_mon + 1;
+	mt->day = (unsigned int)tm.tm_mday;
+	mt->hour = (unsigned int)tm.tm_hour;
+	mt->minute = (unsigned int)tm.tm_min;
+	mt->second = (unsigned int)tm.tm_sec;
+	mt->time_type = MYSQL_TIMESTAMP_DATETIME;
+}
+
+/*
+ * Lock the stock rows of every item with SELECT ... FOR UPDATE, in SKU
+ * order, and fill rows[i] for in->items[i] (found is 0 for an unknown
+ * SKU).  Nothing is changed yet.
+ */
+int
+store_lock_stock(struct db *db, const struct order_input *in,
+    struct stock_row *rows)
+{
+	struct buf	 sql;
+	MYSQL_STMT	*st = NULL;
+	MYSQL_BIND	 p[ORDER_ITEMS_MAX], r[4];
+	char		 sku[ORDER_SKU_MAX + 1], cur[4];
+	unsigned long	 len[4];
+	my_bool		 nul[4];
+	long long	 price, avail;
+	size_t		 i, j;
+	int		 rc, cached = in->nitems <= DB_STOCK_LOCK_CACHED;
+
+	buf_init(&sql, 4096);
+	rc = buf_adds(&sql, "SELECT sku, currency, unit_price, available "
+	    "FROM stock WHERE sku IN (?");
+	for (i = 1; rc == 0 && i < in->nitems; i++)
+		rc = buf_adds(&sql, ", ?");
+	if (rc == 0)
+		rc = buf_adds(&sql, ") ORDER BY sku FOR UPDATE");
+	if (rc != 0) {
+		rc = DB_ERROR;
+		goto out;
+	}
+	if (cached)
+		st = db_stmt(db, DBS_STOCK_LOCK + (int)in->nitems - 1, sql.p);
+	else if (db->my != NULL && (st = mysql_stmt_init(db->my)) != NULL &&
+	    mysql_stmt_prepare(st, sql.p, sql.len) != 0) {
+		rc = db_stmt_error(db, st);
+		goto out;
+	}
+	if (st == NULL) {
+		rc = db_error(db);
+		goto out;
+	}
+	for (i = 0; i < in->nitems; i++) {
+		db_bind_str(&p[i], in->items[i].sku, strlen(in->items[i].sku));
+		rows[i].found = 0;
+	}
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		goto out;
+	db_bind_out_str(&r[0], sku, sizeof(sku) - 1, &len[0], &nul[0]);
+	db_bind_out_str(&r[1], cur, sizeof(cur), &len[1], &nul[1]);
+	db_bind_i64(&r[2], &price);
+	db_bind_i64(&r[3], &avail);
+	if (mysql_stmt_bind_result(st, r) != 0) {
+		rc = db_stmt_error(db, st);
+		goto out;
+	}
+	j = 0;
+	while ((rc = db_fetch(db, st)) == 1) {
+		if (len[0] > ORDER_SKU_MAX || len[1] != 3)
+			continue;
+		sku[len[0]] = '\0';
+		/* Both lists are in SKU order: merge. */
+		while (j < in->nitems && strcmp(in->items[j].sku, sku) < 0)
+			j++;
+		if (j < in->nitems && strcmp(in->items[j].sku, sku) == 0) {
+			rows[j].found = 1;
+			memcpy(rows[j].currency, cur, 3);
+			rows[j].currency[3] = '\0';
+			rows[j].unit_price = price;
+			rows[j].available = avail;
+		}
+	}
+	mysql_stmt_free_result(st);
+out:
+	if (!cached && st != NULL)
+		mysql_stmt_close(st);
+	buf_free(&sql);
+	return rc < 0 ? rc : DB_OK;
+}
+
+/* Insert the order row; DB_DUPLICATE if the key already made an order. */
+int
+store_insert_order(struct db *db, const char *principal, const char *key,
+    const struct order_input *in, time_t created, unsigned long long *id)
+{
+	static const char sql[] = "INSERT INTO orders (principal_id, "
+	    "idempotency_key, currency, amount, shipping, note, status, "
+	    "created_at) VALUES (?, ?, ?, ?, ?, ?, 'CREATED', ?)";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[7];
+	MYSQL_TIME	 mt;
+	long long	 amount = in->amount;
+	const char	*ship = shipping_name(in->shipping);
+	int		 rc;
+
+	if ((st = db_stmt(db, DBS_ORDER_INSERT, sql)) == NULL)
+		return db_error(db);
+	to_mysql_time(created, &mt);
+	db_bind_str(&p[0], principal, strlen(principal));
+	db_bind_str(&p[1], key, strlen(key));
+	db_bind_str(&p[2], in->currency, 3);
+	db_bind_i64(&p[3], &amount);
+	db_bind_str(&p[4], ship, strlen(ship));
+	db_bind_str(&p[5], in->note ? in->note : "", in->note_len);
+	memset(&p[6], 0, sizeof(p[6]));
+	p[6].buffer_type = MYSQL_TYPE_DATETIME;
+	p[6].buffer = &mt;
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		return rc;
+	*id = mysql_stmt_insert_id(st);
+	return DB_OK;
+}
+
+/* Insert one order line at the price that was locked. */
+int
+store_insert_item(struct db *db, unsigned long long order_id,
+    const struct order_item *it, long long unit_price)
+{
+	static const char sql[] = "INSERT INTO order_items (order_id, sku, "
+	    "qty, unit_price) VALUES (?, ?, ?, ?)";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[4];
+	long long	 oid = (long long)order_id, price = unit_price;
+	int		 qty = it->qty;
+
+	if ((st = db_stmt(db, DBS_ITEM_INSERT, sql)) == NULL)
+		return db_error(db);
+	db_bind_i64(&p[0], &oid);
+	p[0].is_unsigned = 1;
+	db_bind_str(&p[1], it->sku, strlen(it->sku));
+	db_bind_int(&p[2], &qty);
+	db_bind_i64(&p[3], &price);
+	return db_execute(db, st, p);
+}
+
+/* Take qty off the (locked) stock row; exactly one row must change. */
+int
+store_decrease_stock(struct db *db, const struct order_item *it)
+{
+	static const char sql[] = "UPDATE stock SET available = available - ? "
+	    "WHERE sku = ? AND available >= ?";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[3];
+	int		 qty = it->qty, rc;
+
+	if ((st = db_stmt(db, DBS_STOCK_DECREASE, sql)) == NULL)
+		return db_error(db);
+	db_bind_int(&p[0], &qty);
+	db_bind_str(&p[1], it->sku, strlen(it->sku));
+	db_bind_int(&p[2], &qty);
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		return rc;
+	return mysql_stmt_affected_rows(st) == 1 ? DB_OK : DB_ERROR;
+}
+
+/*
+ * Read one order of principal into v; the note is copied into notebuf.
+ * Returns 1, 0 when the principal has no such order, or a db_err.
+ */
+int
+store_get_order(struct db *db, const char *principal, unsigned long long id,
+    struct order_view *v, char *notebuf, size_t notesz)
+{
+	static const char osql[] = "SELECT status, currency, amount, shipping,"
+	    " note, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ') "
+	    "FROM orders WHERE id = ? AND principal_id = ?";
+	static const char isql[] = "SELECT sku, qty, unit_price "
+	    "FROM order_items WHERE order_id = ? ORDER BY sku";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[2], r[6];
+	unsigned long	 len[6];
+	my_bool		 nul[6];
+	long long	 oid = (long long)id, amount;
+	char		 sku[ORDER_SKU_MAX + 1];
+	int		 rc, qty;
+	long long	 price;
+
+	memset(v, 0, sizeof(*v));
+	if ((st = db_stmt(db, DBS_ORDER_GET, osql)) == NULL)
+		return db_error(db);
+	db_bind_i64(&p[0], &oid);
+	p[0].is_unsigned = 1;
+	db_bind_str(&p[1], principal, strlen(principal));
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		return rc;
+	db_bind_out_str(&r[0], v->status, sizeof(v->status) - 1, &len[0],
+	    &nul[0]);
+	db_bind_out_str(&r[1], v->currency, sizeof(v->currency), &len[1],
+	    &nul[1]);
+	db_bind_i64(&r[2], &amount);
+	db_bind_out_str(&r[3], v->shipping, sizeof(v->shipping) - 1, &len[3],
+	    &nul[3]);
+	db_bind_out_str(&r[4], notebuf, notesz, &len[4], &nul[4]);
+	db_bind_out_str(&r[5], v->created_at, sizeof(v->created_at) - 1,
+	    &len[5], &nul[5]);
+	if (mysql_stmt_bind_result(st, r) != 0) {
+		rc = db_stmt_error(db, st);
+		mysql_stmt_free_result(st);
+		return rc;
+	}
+	rc = db_fetch(db, st);
+	while (rc == 1 && db_fetch(db, st) == 1)
+		;
+	mysql_stmt_free_result(st);
+	if (rc <= 0)
+		return rc;
+	if (len[4] >= notesz)
+		return DB_ERROR;
+	notebuf[len[4]] = '\0';
+	v->note = notebuf;
+	v->note_len = len[4];
+	v->currency[len[1] < 3 ? len[1] : 3] = '\0';
+	v->amount = amount;
+	order_id_format(v->id, sizeof(v->id), id);
+
+	if ((st = db_stmt(db, DBS_ITEMS_GET, isql)) == NULL)
+		return db_error(db);
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		return rc;
+	db_bind_out_str(&r[0], sku, sizeof(sku) - 1, &len[0], &nul[0]);
+	db_bind_int(&r[1], &qty);
+	db_bind_i64(&r[2], &price);
+	if (mysql_stmt_bind_result(st, r) != 0) {
+		rc = db_stmt_error(db, st);
+		mysql_stmt_free_result(st);
+		return rc;
+	}
+	while ((rc = db_fetch(db, st)) == 1) {
+		if (v->nitems == ORDER_ITEMS_MAX || len[0] > ORDER_SKU_MAX)
+			continue;
+		memcpy(v->items[v->nitems].sku, sku, len[0]);
+		v->items[v->nitems].sku[len[0]] = '\0';
+		v->items[v->nitems].qty = qty;
+		v->items[v->nitems].unit_price = price;
+		v->nitems++;
+	}
+	mysql_stmt_free_result(st);
+	return rc < 0 ? rc : 1;
+}
+
+/* Find the order a key of principal created: 1 with *id, 0, or db_err. */
+int
+store_order_by_key(struct db *db, const char *principal, const char *key,
+    unsigned long long *id)
+{
+	static const char sql[] = "SELECT id FROM orders "
+	    "WHERE principal_id = ? AND idempotency_key = ?";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[2], r[1];
+	long long	 v = 0;
+	int		 rc;
+
+	/* Rare path (a purged tombstone): prepared for this use only. */
+	if (db->my == NULL || (st = mysql_stmt_init(db->my)) == NULL)
+		return db_error(db);
+	if (mysql_stmt_prepare(st, sql, sizeof(sql) - 1) != 0) {
+		rc = db_stmt_error(db, st);
+		goto out;
+	}
+	db_bind_str(&p[0], principal, strlen(principal));
+	db_bind_str(&p[1], key, strlen(key));
+	if ((rc = db_execute(db, st, p)) != DB_OK)
+		goto out;
+	db_bind_i64(&r[0], &v);
+	r[0].is_unsigned = 1;
+	if (mysql_stmt_bind_result(st, r) != 0) {
+		rc = db_stmt_error(db, st);
+		goto out;
+	}
+	rc = db_fetch(db, st);
+	if (rc == 1)
+		*id = (unsigned long long)v;
+out:
+	mysql_stmt_close(st);
+	return rc;
+}

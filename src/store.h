@@ -1,0 +1,34 @@
+/*
+ * Stock and orders SQL.  Every function runs inside the caller's
+ * transaction and returns a db_err (or 1/0 for lookups).
+ */
+#ifndef IDEMORDERS_STORE_H
+#define IDEMORDERS_STORE_H
+
+#include <time.h>
+
+#include "order_input.h"
+#include "order_view.h"
+
+struct db;
+
+struct stock_row {
+	int		 found;
+	char		 currency[4];
+	long long	 unit_price;
+	long long	 available;
+};
+
+int	store_lock_stock(struct db *, const struct order_input *,
+	    struct stock_row *);
+int	store_insert_order(struct db *, const char *, const char *,
+	    const struct order_input *, time_t, unsigned long long *);
+int	store_insert_item(struct db *, unsigned long long,
+	    const struct order_item *, long long);
+int	store_decrease_stock(struct db *, const struct order_item *);
+int	store_get_order(struct db *, const char *, unsigned long long,
+	    struct order_view *, char *, size_t);
+int	store_order_by_key(struct db *, const char *, const char *,
+	    unsigned long long *);
+
+#endif

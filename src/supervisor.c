@@ -1,0 +1,456 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "conf.h"
+#include "log.h"
+#include "supervisor.h"
+#include "worker.h"
+
+#define LISTEN_BACKLOG		1024
+#define RESPAWN_DELAY_MIN	1	/* seconds, after a quick death */
+#define RESPAWN_DELAY_MAX	30
+#define QUICK_DEATH		2	/* seconds alive that count as a crash */
+
+struct slot {
+	pid_t		 pid;		/* 0: empty */
+	unsigned int	 generation;
+	time_t		 started;
+	time_t		 respawn_at;	/* 0: not waiting */
+	int		 delay;		/* next respawn delay, seconds */
+};
+
+struct pool {
+	struct slot	*slots;
+	int		 nslots;
+	unsigned int	 generation;
+	int		 listen_fd;
+	char		*unix_path;	/* unlinked at exit, if ours */
+};
+
+static volatile sig_atomic_t got_chld, got_term, got_hup, got_alrm;
+
+/* Record a signal for the main loop. */
+static void
+sup_signal(int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+		got_chld = 1;
+		break;
+	case SIGHUP:
+		got_hup = 1;
+		break;
+	case SIGALRM:
+		got_alrm = 1;
+		break;
+	default:
+		got_term = 1;
+		break;
+	}
+}
+
+/*
+ * Open a unix socket at path.  A socket file nobody listens on is a
+ * leftover and is replaced; a live one is an error.
+ */
+static int
+open_unix(const struct conf *conf, const char *path)
+{
+	struct sockaddr_un	 sun;
+	struct group		*gr;
+	int			 fd, probe;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		fatal("socket");
+	if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+		fatalx("%s: another server is listening there", path);
+	close(probe);
+	unlink(path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatal("socket");
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		fatal("bind %s", path);
+	if (chmod(path, conf->socket_mode) == -1)
+		fatal("chmod %s", path);
+	if (conf->socket_group != NULL) {
+		if ((gr = getgrnam(conf->socket_group)) == NULL)
+			fatalx("socket_group %s: no such group",
+			    conf->socket_group);
+		if (chown(path, (uid_t)-1, gr->gr_gid) == -1)
+			fatal("chown %s", path);
+	}
+	if (listen(fd, LISTEN_BACKLOG) == -1)
+		fatal("listen %s", path);
+	return fd;
+}
+
+/* Open a TCP socket for HOST:PORT. */
+static int
+open_tcp(const char *spec)
+{
+	struct addrinfo	 hints, *res, *ai;
+	char		 host[256], *colon;
+	int		 fd = -1, on = 1, rc;
+
+	snprintf(host, sizeof(host), "%s", spec);
+	colon = strrchr(host, ':');
+	*colon = '\0';
+	if (host[0] == '[' && colon[-1] == ']') {
+		colon[-1] = '\0';
+		memmove(host, host + 1, strlen(host));
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((rc = getaddrinfo(host, colon + 1, &hints, &res)) != 0)
+		fatalx("listen %s: %s", spec, gai_strerror(rc));
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+		    ai->ai_protocol);
+		if (fd == -1)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, LISTEN_BACKLOG) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd == -1)
+		fatal("listen %s", spec);
+	return fd;
+}
+
+/*
+ * Open the configured socket, or adopt a listening socket on fd 0 as
+ * lighttpd's bin-path, spawn-fcgi and mod_fcgid hand it over.
+ */
+static int
+open_listener(const struct conf *conf, struct pool *pool)
+{
+	int		 fd, acc = 0;
+	socklen_t	 len = sizeof(acc);
+
+	if (conf->listen == NULL) {
+		if (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) == -1 ||
+		    !acc)
+			fatalx("no \"listen\" in the configuration and fd 0 is "
+			    "not a listening socket");
+		fd = 0;
+	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
+		fd = open_unix(conf, conf->listen + 5);
+		if ((pool->unix_path = strdup(conf->listen + 5)) == NULL)
+			fatal("strdup");
+	} else
+		fd = open_tcp(conf->listen);
+	/* Workers wait in ppoll(); a lost accept race must not block. */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1)
+		fatal("fcntl");
+	return fd;
+}
+
+/* Fork one worker into slot s. */
+static void
+spawn(struct pool *pool, struct slot *s, const struct conf *conf)
+{
+	pid_t	 pid;
+
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		s->respawn_at = time(NULL) + RESPAWN_DELAY_MIN;
+		alarm(RESPAWN_DELAY_MIN);
+		return;
+	}
+	if (pid == 0)
+		_exit(worker_main(conf, pool->listen_fd));
+	s->pid = pid;
+	s->generation = pool->generation;
+	s->started = time(NULL);
+	s->respawn_at = 0;
+	log_debug("worker %ld started", (long)pid);
+}
+
+/* Set the pool to n slots of the current generation and fill them. */
+static void
+pool_fill(struct pool *pool, const struct conf *conf)
+{
+	int	 i;
+
+	for (i = 0; i < pool->nslots; i++)
+		if (pool->slots[i].pid == 0 && pool->slots[i].respawn_at == 0 &&
+		    pool->slots[i].generation == pool->generation)
+			spawn(pool, &pool->slots[i], conf);
+}
+
+/* Grow the slot table for a new generation of n workers. */
+static void
+pool_generation(struct pool *pool, int n, const struct conf *conf)
+{
+	struct slot	*ns;
+	int		 i, old = pool->nslots;
+
+	pool->generation++;
+	if ((ns = reallocarray(pool->slots, (size_t)(old + n),
+	    sizeof(*ns))) == NULL)
+		fatal("reallocarray");
+	pool->slots = ns;
+	for (i = old; i < old + n; i++) {
+		memset(&ns[i], 0, sizeof(ns[i]));
+		ns[i].generation = pool->generation;
+	}
+	pool->nslots = old + n;
+	pool_fill(pool, conf);
+}
+
+/* Drop empty slots of old generations. */
+static void
+pool_compact(struct pool *pool)
+{
+	int	 i, j = 0;
+
+	for (i = 0; i < pool->nslots; i++)
+		if (pool->slots[i].pid != 0 ||
+		    pool->slots[i].generation == pool->generation)
+			pool->slots[j++] = pool->slots[i];
+	pool->nslots = j;
+}
+
+/* Signal every live worker, or only those of older generations. */
+static void
+pool_kill(struct pool *pool, int sig, int old_only)
+{
+	int	 i;
+
+	for (i = 0; i < pool->nslots; i++)
+		if (pool->slots[i].pid != 0 && (!old_only ||
+		    pool->slots[i].generation != pool->generation))
+			kill(pool->slots[i].pid, sig);
+}
+
+/* Count live workers. */
+static int
+pool_alive(const struct pool *pool)
+{
+	int	 i, n = 0;
+
+	for (i = 0; i < pool->nslots; i++)
+		if (pool->slots[i].pid != 0)
+			n++;
+	return n;
+}
+
+/*
+ * Reap dead workers.  A worker of the current generation is replaced at
+ * once after a clean exit (recycling) or a long life, and after a
+ * growing delay when it keeps dying young.
+ */
+static void
+pool_reap(struct pool *pool, const struct conf *conf, int stopping)
+{
+	struct slot	*s;
+	pid_t		 pid;
+	time_t		 now;
+	int		 status, i, quick;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		s = NULL;
+		for (i = 0; i < pool->nslots; i++)
+			if (pool->slots[i].pid == pid)
+				s = &pool->slots[i];
+		if (s == NULL)
+			continue;
+		s->pid = 0;
+		if (stopping || s->generation != pool->generation)
+			continue;
+		now = time(NULL);
+		quick = now - s->started < QUICK_DEATH;
+		if (WIFEXITED(status) && WEXITSTATUS(status) ==
+		    WORKER_EXIT_RECYCLE && !quick) {
+			log_debug("worker %ld recycled", (long)pid);
+			s->delay = 0;
+			spawn(pool, s, conf);
+			continue;
+		}
+		if (WIFSIGNALED(status))
+			log_warnx("worker %ld killed by signal %d", (long)pid,
+			    WTERMSIG(status));
+		else
+			log_warnx("worker %ld exited with status %d",
+			    (long)pid, WEXITSTATUS(status));
+		if (!quick) {
+			s->delay = 0;
+			spawn(pool, s, conf);
+			continue;
+		}
+		s->delay = s->delay ? s->delay * 2 : RESPAWN_DELAY_MIN;
+		if (s->delay > RESPAWN_DELAY_MAX)
+			s->delay = RESPAWN_DELAY_MAX;
+		log_warnx("worker died within %d s of its start; respawning "
+		    "in %d s", QUICK_DEATH, s->delay);
+		s->respawn_at = now + s->delay;
+		alarm((unsigned int)s->delay);
+	}
+}
+
+/* Respawn the slots whose delay has passed; re-arm the alarm for others. */
+static void
+pool_respawn_due(struct pool *pool, const struct conf *conf)
+{
+	time_t	 now = time(NULL), next = 0;
+	int	 i;
+
+	for (i = 0; i < pool->nslots; i++) {
+		struct slot *s = &pool->slots[i];
+
+		if (s->pid != 0 || s->respawn_at == 0 ||
+		    s->generation != pool->generation)
+			continue;
+		if (s->respawn_at <= now)
+			spawn(pool, s, conf);
+		else if (next == 0 || s->respawn_at < next)
+			next = s->respawn_at;
+	}
+	if (next != 0)
+		alarm((unsigned int)(next - now));
+}
+
+/*
+ * Re-read the configuration.  Settings of the socket need a restart;
+ * everything else takes effect with a fresh generation of workers, which
+ * start before the old ones are asked to finish, so no request is lost.
+ */
+static void
+reload(const char *path, struct conf **confp, struct pool *pool)
+{
+	struct conf	*nc, *old = *confp;
+	char		 err[512];
+
+	if ((nc = malloc(sizeof(*nc))) == NULL) {
+		log_warn("reload");
+		return;
+	}
+	if (conf_load(nc, path, err, sizeof(err)) == -1) {
+		log_warnx("reload failed, keeping the running configuration: "
+		    "%s", err);
+		conf_clear(nc);
+		free(nc);
+		return;
+	}
+	if ((nc->listen == NULL) != (old->listen == NULL) ||
+	    (nc->listen != NULL && strcmp(nc->listen, old->listen) != 0))
+		log_warnx("a change of \"listen\" takes effect only after a "
+		    "restart");
+	free(nc->listen);
+	nc->listen = old->listen ? strdup(old->listen) : NULL;
+	log_init("idemorders", nc->log_syslog, nc->log_level);
+	*confp = nc;
+	pool_generation(pool, nc->workers, nc);
+	pool_kill(pool, SIGTERM, 1);
+	log_info("configuration reloaded: %d workers", nc->workers);
+	/* Old workers keep their copy of the old configuration. */
+	conf_clear(old);
+	free(old);
+}
+
+/*
+ * Run the pool until SIGTERM.  conf must be heap-allocated: a reload
+ * replaces it.  Returns the exit status.
+ */
+int
+supervisor_run(const char *path, struct conf *conf)
+{
+	struct sigaction	 sa;
+	sigset_t		 block, empty;
+	struct pool		 pool;
+	struct timespec		 grace_end, now;
+
+	memset(&pool, 0, sizeof(pool));
+	pool.listen_fd = open_listener(conf, &pool);
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGALRM);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sup_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&empty);
+
+	log_info("serving %s with %d workers", conf->listen ? conf->listen :
+	    "the socket on fd 0", conf->workers);
+	pool_generation(&pool, conf->workers, conf);
+	while (!got_term) {
+		sigsuspend(&empty);
+		if (got_chld) {
+			got_chld = 0;
+			pool_reap(&pool, conf, 0);
+			pool_compact(&pool);
+		}
+		if (got_alrm) {
+			got_alrm = 0;
+			pool_respawn_due(&pool, conf);
+		}
+		if (got_hup && !got_term) {
+			got_hup = 0;
+			reload(path, &conf, &pool);
+		}
+	}
+
+	/* Graceful stop: workers finish the request in hand. */
+	log_info("stopping: waiting for %d workers", pool_alive(&pool));
+	pool_kill(&pool, SIGTERM, 0);
+	clock_gettime(CLOCK_MONOTONIC, &grace_end);
+	grace_end.tv_sec += conf->request_deadline_ms / 1000 + 5;
+	while (pool_alive(&pool) > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec >= grace_end.tv_sec) {
+			log_warnx("workers still busy after the grace period; "
+			    "killing them");
+			pool_kill(&pool, SIGKILL, 0);
+			grace_end.tv_sec = now.tv_sec + 3600;
+		}
+		alarm(1);
+		sigsuspend(&empty);
+		pool_reap(&pool, conf, 1);
+	}
+	alarm(0);
+	if (pool.unix_path != NULL) {
+		unlink(pool.unix_path);
+		free(pool.unix_path);
+	}
+	close(pool.listen_fd);
+	free(pool.slots);
+	log_info("stopped");
+	conf_clear(conf);
+	free(conf);
+	return 0;
+}

@@ -1,0 +1,214 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#ifdef HAVE_PRCTL
+#include <sys/prctl.h>
+#endif
+
+#include <fcgiapp.h>
+
+#include "buf.h"
+#include "conf.h"
+#include "db.h"
+#include "log.h"
+#include "order_api.h"
+#include "problem.h"
+#include "response.h"
+#include "worker.h"
+
+#define DRAIN_CHUNK	16384
+
+static volatile sig_atomic_t worker_quit;
+
+/* SIGTERM: finish the request in hand, then leave. */
+static void
+worker_sigterm(int sig)
+{
+	(void)sig;
+	worker_quit = 1;
+	FCGX_ShutdownPending();
+}
+
+/*
+ * Read the request body into body, at most max bytes.  The rest is read
+ * and thrown away: the web server expects FCGI_STDIN read to its end,
+ * even for a rejected body.  Returns 1 when the body was too large.
+ */
+static int
+read_body(FCGX_Request *fr, size_t max, struct buf *body)
+{
+	char		 chunk[DRAIN_CHUNK];
+	const char	*cl;
+	int		 n, too_large = 0;
+
+	if ((cl = FCGX_GetParam("CONTENT_LENGTH", fr->envp)) != NULL &&
+	    strtoull(cl, NULL, 10) > max)
+		too_large = 1;
+	while ((n = FCGX_GetStr(chunk, sizeof(chunk), fr->in)) > 0) {
+		if (too_large)
+			continue;
+		if (buf_add(body, chunk, (size_t)n) != BUF_OK) {
+			too_large = 1;
+			buf_reset(body);
+		}
+	}
+	if (body->len > max) {
+		too_large = 1;
+		buf_reset(body);
+	}
+	return too_large;
+}
+
+/* Write the response to the web server. */
+static void
+write_response(FCGX_Request *fr, const struct response *r)
+{
+	FCGX_FPrintF(fr->out, "Status: %d %s\r\nCache-Control: no-store\r\n"
+	    "Content-Length: %zu\r\n", r->status, http_reason(r->status),
+	    r->body.len);
+	if (r->headers.len > 0)
+		FCGX_PutStr(r->headers.p, (int)r->headers.len, fr->out);
+	FCGX_PutStr("\r\n", 2, fr->out);
+	if (r->body.len > 0)
+		FCGX_PutStr(r->body.p, (int)r->body.len, fr->out);
+}
+
+/* Milliseconds elapsed since start. */
+static double
+elapsed_ms(const struct timespec *start)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) * 1e3 +
+	    (double)(now.tv_nsec - start->tv_nsec) / 1e6;
+}
+
+/* Serve one accepted request and log it. */
+static void
+serve_request(FCGX_Request *fr, const struct conf *conf, struct db *db,
+    struct buf *body, struct response *resp)
+{
+	struct request		 req;
+	struct timespec		 start;
+	enum create_result	 result;
+	char			*const *env = fr->envp;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	memset(&req, 0, sizeof(req));
+	buf_reset(body);
+	response_reset(resp);
+	req.method = FCGX_GetParam("REQUEST_METHOD", env);
+	req.uri = FCGX_GetParam("REQUEST_URI", env);
+	req.principal = FCGX_GetParam(conf->principal_var, env);
+	if (req.principal != NULL && req.principal[0] == '\0')
+		req.principal = NULL;
+	req.content_type = FCGX_GetParam("CONTENT_TYPE", env);
+	req.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", env);
+#ifdef ENABLE_FAULT_INJECTION
+	req.fault = FCGX_GetParam("HTTP_X_IDEMORDERS_FAULT", env);
+#endif
+	req.body_too_large = read_body(fr, conf->max_body_bytes, body);
+	req.body = body->p;
+	req.body_len = body->len;
+
+	result = order_api_handle(db, conf, &req, resp);
+	if (result == CREATE_DROP) {
+		/* Fault injection: the answer is lost on the way. */
+		shutdown(fr->ipcFd, SHUT_RDWR);
+		resp->outcome = "dropped";
+	} else
+		write_response(fr, resp);
+	log_info("%s %s %d %s principal=%s key=%s attempts=%d %.1fms",
+	    req.method ? req.method : "-", req.uri ? req.uri : "-",
+	    result == CREATE_DROP ? 0 : resp->status,
+	    resp->code ? resp->code : resp->outcome ? resp->outcome : "-",
+	    req.principal ? req.principal : "-",
+	    req.log_key ? req.log_key : "-", req.attempts,
+	    elapsed_ms(&start));
+}
+
+/*
+ * The worker's life: handlers, one DB connection, then accept until
+ * asked to stop or max_requests are served.  Signals are blocked except
+ * while waiting in ppoll(), so SIGTERM either interrupts the wait or is
+ * seen before the next one: a request in hand always finishes.
+ */
+int
+worker_main(const struct conf *conf, int listen_fd)
+{
+	struct sigaction	 sa;
+	sigset_t		 block, waitmask;
+	struct pollfd		 pfd;
+	FCGX_Request		 fr;
+	struct db		 db;
+	struct buf		 body;
+	struct response		 resp;
+	long			 served = 0;
+
+#ifdef HAVE_PRCTL
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = worker_sigterm;		/* no SA_RESTART */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_SETMASK, &block, NULL);
+	sigemptyset(&waitmask);
+	if (getppid() == 1)
+		return WORKER_EXIT_RECYCLE;	/* the master is already gone */
+
+	srandom((unsigned int)(getpid() ^ time(NULL)));
+	db_init(&db, conf);
+	db_connect(&db);	/* a failure is retried per request */
+	buf_init(&body, conf->max_body_bytes);
+	response_init(&resp);
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, listen_fd,
+	    FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+		log_warnx("FastCGI initialisation failed");
+		return WORKER_EXIT_FAILURE;
+	}
+	pfd.fd = listen_fd;
+	pfd.events = POLLIN;
+	while (!worker_quit &&
+	    (conf->max_requests == 0 || served < conf->max_requests)) {
+		if (ppoll(&pfd, 1, NULL, &waitmask) == -1) {
+			if (errno == EINTR)
+				continue;
+			log_warn("ppoll");
+			break;
+		}
+		if (worker_quit)
+			break;
+		/* The socket is non-blocking: another worker may win. */
+		if (FCGX_Accept_r(&fr) < 0)
+			continue;
+		serve_request(&fr, conf, &db, &body, &resp);
+		FCGX_Finish_r(&fr);
+		served++;
+	}
+	FCGX_Free(&fr, 1);
+	response_clear(&resp);
+	buf_free(&body);
+	db_disconnect(&db);
+	return WORKER_EXIT_RECYCLE;
+}

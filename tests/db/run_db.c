@@ -1,0 +1,2 @@
+/* Placeholder replaced by the database tests. */
+int main(void) { return 77; }

@@ -1,0 +1,254 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <CUnit/CUnit.h>
+
+#include "conf.h"
+#include "unit.h"
+
+/* Parse text over the defaults; err receives the message. */
+static int
+parse(struct conf *c, const char *text, char *err, size_t errsz)
+{
+	conf_defaults(c);
+	err[0] = '\0';
+	return conf_parse(c, "test.conf", text, strlen(text), err, errsz);
+}
+
+static void
+test_defaults(void)
+{
+	struct conf	 c;
+	char		 err[256];
+
+	CU_ASSERT_EQUAL(parse(&c, "# only a comment\n\n   \n", err,
+	    sizeof(err)), 0);
+	CU_ASSERT_PTR_NULL(c.listen);
+	CU_ASSERT_EQUAL(c.socket_mode, 0660);
+	CU_ASSERT_EQUAL(c.workers, 4);
+	CU_ASSERT_EQUAL(c.max_requests, 10000);
+	CU_ASSERT_STRING_EQUAL(c.mount, "/orders");
+	CU_ASSERT_STRING_EQUAL(c.principal_var, "REMOTE_USER");
+	CU_ASSERT_EQUAL(c.max_body_bytes, 65536);
+	CU_ASSERT_EQUAL(c.key_retention_ms, 24L * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.tombstone_retention_ms, 30L * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.key_reused_status, 409);
+	CU_ASSERT_EQUAL(c.out_of_stock, OUT_OF_STOCK_FINAL);
+	CU_ASSERT_EQUAL(c.max_attempts, 3);
+	CU_ASSERT_EQUAL(c.request_deadline_ms, 30000);
+	conf_clear(&c);
+}
+
+static void
+test_every_key(void)
+{
+	struct conf	 c;
+	char		 err[256], pwfile[] = "/tmp/idemorders-pw-XXXXXX";
+	char		 text[2048];
+	FILE		*fp;
+	int		 fd;
+
+	fd = mkstemp(pwfile);
+	CU_ASSERT_FATAL(fd != -1);
+	fp = fdopen(fd, "w");
+	fputs("s3cret\nignored second line\n", fp);
+	fclose(fp);
+	snprintf(text, sizeof(text),
+	    "listen = unix:/run/idemorders/sock\n"
+	    "socket_mode = 0666\n"
+	    "socket_group = www-data\n"
+	    "workers = 8\n"
+	    "max_requests = 0\n"
+	    "log_level = debug\n"
+	    "log = syslog\n"
+	    "mount = /shop/orders\n"
+	    "principal_var = AUTH_USER\n"
+	    "max_body_bytes = 128k\n"
+	    "db_host = db.example\n"
+	    "db_port = 3307\n"
+	    "db_socket = /run/mysqld/mysqld.sock\n"
+	    "db_name = shop\n"
+	    "db_user = shopuser\n"
+	    "db_password = inline\n"
+	    "db_password_file = %s\n"
+	    "db_connect_timeout = 2s\n"
+	    "lock_wait_timeout = 3s\n"
+	    "schema_dir = /usr/share/idemorders/schema\n"
+	    "key_retention = 2d\n"
+	    "tombstone_retention = 0\n"
+	    "key_reused_status = 422\n"
+	    "out_of_stock = retryable\n"
+	    "max_attempts = 5\n"
+	    "request_deadline = 1500ms\n"
+	    "retry_backoff = 10ms\n"
+	    "retry_backoff_max = 2s\n"
+	    "expire_batch = 500\n", pwfile);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+	if (err[0])
+		fprintf(stderr, "%s\n", err);
+	CU_ASSERT_STRING_EQUAL(c.listen, "unix:/run/idemorders/sock");
+	CU_ASSERT_EQUAL(c.socket_mode, 0666);
+	CU_ASSERT_STRING_EQUAL(c.socket_group, "www-data");
+	CU_ASSERT_EQUAL(c.workers, 8);
+	CU_ASSERT_EQUAL(c.max_requests, 0);
+	CU_ASSERT_EQUAL(c.log_level, LOG_DEBUG);
+	CU_ASSERT_EQUAL(c.log_syslog, 1);
+	CU_ASSERT_STRING_EQUAL(c.mount, "/shop/orders");
+	CU_ASSERT_STRING_EQUAL(c.principal_var, "AUTH_USER");
+	CU_ASSERT_EQUAL(c.max_body_bytes, 128 * 1024);
+	CU_ASSERT_STRING_EQUAL(c.db_host, "db.example");
+	CU_ASSERT_EQUAL(c.db_port, 3307);
+	CU_ASSERT_STRING_EQUAL(c.db_socket, "/run/mysqld/mysqld.sock");
+	CU_ASSERT_STRING_EQUAL(c.db_name, "shop");
+	CU_ASSERT_STRING_EQUAL(c.db_user, "shopuser");
+	CU_ASSERT_STRING_EQUAL(c.db_password, "s3cret");
+	CU_ASSERT_EQUAL(c.db_connect_timeout_ms, 2000);
+	CU_ASSERT_EQUAL(c.lock_wait_timeout_ms, 3000);
+	CU_ASSERT_STRING_EQUAL(c.schema_dir, "/usr/share/idemorders/schema");
+	CU_ASSERT_EQUAL(c.key_retention_ms, 2L * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.tombstone_retention_ms, 0);
+	CU_ASSERT_EQUAL(c.key_reused_status, 422);
+	CU_ASSERT_EQUAL(c.out_of_stock, OUT_OF_STOCK_RETRYABLE);
+	CU_ASSERT_EQUAL(c.max_attempts, 5);
+	CU_ASSERT_EQUAL(c.request_deadline_ms, 1500);
+	CU_ASSERT_EQUAL(c.retry_backoff_ms, 10);
+	CU_ASSERT_EQUAL(c.retry_backoff_max_ms, 2000);
+	CU_ASSERT_EQUAL(c.expire_batch, 500);
+	conf_clear(&c);
+	conf_clear(&c);
+	remove(pwfile);
+}
+
+static void
+test_durations(void)
+{
+	long	 ms;
+	size_t	 sz;
+
+	CU_ASSERT_EQUAL(conf_parse_duration("250ms", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 250);
+	CU_ASSERT_EQUAL(conf_parse_duration("30s", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 30000);
+	CU_ASSERT_EQUAL(conf_parse_duration("5m", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 300000);
+	CU_ASSERT_EQUAL(conf_parse_duration("24h", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 86400000);
+	CU_ASSERT_EQUAL(conf_parse_duration("30d", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 2592000000L);
+	CU_ASSERT_EQUAL(conf_parse_duration("0", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 0);
+	CU_ASSERT_EQUAL(conf_parse_duration("30", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_duration("-1s", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_duration("1.5s", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_duration("s", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_duration("10 s", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_duration("1w", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_duration("99999999999999999999d", &ms), -1);
+	CU_ASSERT_EQUAL(conf_parse_size("64k", &sz), 0);
+	CU_ASSERT_EQUAL(sz, 65536);
+	CU_ASSERT_EQUAL(conf_parse_size("1M", &sz), 0);
+	CU_ASSERT_EQUAL(sz, 1048576);
+	CU_ASSERT_EQUAL(conf_parse_size("1000", &sz), 0);
+	CU_ASSERT_EQUAL(sz, 1000);
+	CU_ASSERT_EQUAL(conf_parse_size("1g", &sz), -1);
+	CU_ASSERT_EQUAL(conf_parse_size("", &sz), -1);
+}
+
+struct bad_case {
+	const char	*text;
+	const char	*want;	/* expected in the message */
+};
+
+static const struct bad_case bad[] = {
+	{ "workers = 4\nbogus_key = 1\n", "test.conf:2: unknown key \"bogus_key\"" },
+	{ "just words\n", "test.conf:1: expected \"key = value\"" },
+	{ "\n\nworkers = 0\n", "test.conf:3: workers must be an integer from 1" },
+	{ "workers = 4x\n", "test.conf:1: workers must be an integer" },
+	{ "workers =\n", "test.conf:1: workers needs a value" },
+	{ "socket_mode = 660\n", "socket_mode must be octal" },
+	{ "socket_mode = 0999\n", "socket_mode must be octal" },
+	{ "listen = /tmp/sock\n", "listen must be unix:/PATH or HOST:PORT" },
+	{ "listen = 127.0.0.1:99999\n", "listen must be" },
+	{ "listen = unix:relative\n", "listen must be" },
+	{ "mount = orders\n", "mount must be a path" },
+	{ "mount = /orders/\n", "mount must be a path" },
+	{ "request_deadline = 30\n", "request_deadline must be a duration" },
+	{ "request_deadline = 1ms\n", "request_deadline is out of range" },
+	{ "key_retention = 0\n", "key_retention is out of range" },
+	{ "max_body_bytes = 10\n", "max_body_bytes must be a size" },
+	{ "log_level = loud\n", "log_level must be" },
+	{ "log = file\n", "log must be stderr or syslog" },
+	{ "key_reused_status = 400\n", "key_reused_status must be 409 or 422" },
+	{ "out_of_stock = maybe\n", "out_of_stock must be final or retryable" },
+	{ "db_port = 0\n", "db_port must be a port number" },
+	{ "db_socket = relative.sock\n", "db_socket must be an absolute path" },
+	{ "db_password_file = /nonexistent/pw\n", "cannot read /nonexistent/pw" },
+	{ "retry_backoff = 2s\nretry_backoff_max = 1s\n",
+	    "retry_backoff_max is smaller than retry_backoff" },
+	{ "max_attempts = 0\n", "max_attempts must be an integer from 1 to 20" },
+};
+
+static void
+test_bad_lines(void)
+{
+	struct conf	 c;
+	char		 err[256];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT_EQUAL(parse(&c, bad[i].text, err, sizeof(err)), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
+		if (strstr(err, bad[i].want) == NULL)
+			fprintf(stderr, "case %zu: got \"%s\"\n", i, err);
+		conf_clear(&c);
+	}
+}
+
+static void
+test_whitespace_and_comments(void)
+{
+	struct conf	 c;
+	char		 err[256];
+
+	CU_ASSERT_EQUAL(parse(&c, "  workers\t=\t6  \r\n# mount = /x\n"
+	    "\tmount=/api/orders\n", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.workers, 6);
+	CU_ASSERT_STRING_EQUAL(c.mount, "/api/orders");
+	conf_clear(&c);
+	/* A later line wins. */
+	CU_ASSERT_EQUAL(parse(&c, "workers = 2\nworkers = 3\n", err,
+	    sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.workers, 3);
+	conf_clear(&c);
+}
+
+static void
+test_load_missing(void)
+{
+	struct conf	 c;
+	char		 err[256];
+
+	CU_ASSERT_EQUAL(conf_load(&c, "/nonexistent/idemorders.conf", err,
+	    sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/idemorders.conf"));
+	conf_clear(&c);
+}
+
+int
+test_conf_register(void)
+{
+	CU_pSuite	 s;
+
+	if ((s = CU_add_suite("conf", NULL, NULL)) == NULL ||
+	    CU_add_test(s, "defaults", test_defaults) == NULL ||
+	    CU_add_test(s, "every key", test_every_key) == NULL ||
+	    CU_add_test(s, "durations and sizes", test_durations) == NULL ||
+	    CU_add_test(s, "bad lines", test_bad_lines) == NULL ||
+	    CU_add_test(s, "whitespace", test_whitespace_and_comments) == NULL ||
+	    CU_add_test(s, "missing file", test_load_missing) == NULL)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+#include <json-c/json.h>
+
+#include "problem.h"
+#include "response.h"
+#include "unit.h"
+
+static void
+test_render(void)
+{
+	struct problem		 p;
+	struct buf		 b;
+	struct json_object	*o, *v;
+
+	problem_set(&p, 409, "IDEMPOTENCY_KEY_REUSED", "key \"%s\" differs",
+	    "k-1");
+	buf_init(&b, 4096);
+	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
+	CU_ASSERT_STRING_EQUAL(b.p, "{\"type\":\"tag:idemorders,2026:problem:"
+	    "idempotency-key-reused\",\"title\":\"Idempotency-Key already used "
+	    "for another request\",\"status\":409,\"detail\":\"key \\\"k-1\\\" "
+	    "differs\",\"code\":\"IDEMPOTENCY_KEY_REUSED\"}");
+	o = json_tokener_parse(b.p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_TRUE(json_object_object_get_ex(o, "status", &v));
+	CU_ASSERT_EQUAL(json_object_get_int(v), 409);
+	json_object_put(o);
+	buf_free(&b);
+}
+
+static void
+test_order_id_member(void)
+{
+	struct problem	 p;
+	struct buf	 b;
+
+	problem_set(&p, 410, "IDEMPOTENCY_KEY_EXPIRED", "expired");
+	strcpy(p.order_id, "o-9");
+	buf_init(&b, 4096);
+	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, ",\"orderId\":\"o-9\","));
+	buf_free(&b);
+	/* problem_set forgets an earlier order id. */
+	problem_set(&p, 404, "ORDER_NOT_FOUND", "none");
+	CU_ASSERT_EQUAL(p.order_id[0], '\0');
+}
+
+static void
+test_unknown_code_and_reason(void)
+{
+	struct problem	 p;
+	struct buf	 b;
+
+	problem_set(&p, 503, "SOMETHING_NEW", "x");
+	buf_init(&b, 4096);
+	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "\"title\":\"Service Unavailable\""));
+	buf_free(&b);
+	CU_ASSERT_STRING_EQUAL(http_reason(201), "Created");
+	CU_ASSERT_STRING_EQUAL(http_reason(410), "Gone");
+	CU_ASSERT_STRING_EQUAL(http_reason(599), "Unknown");
+}
+
+static void
+test_response(void)
+{
+	struct response	 r;
+
+	response_init(&r);
+	CU_ASSERT_EQUAL(response_error(&r, 405, "METHOD_NOT_ALLOWED", "no"), 0);
+	CU_ASSERT_EQUAL(response_header(&r, "Allow", "%s", "POST"), 0);
+	CU_ASSERT_EQUAL(r.status, 405);
+	CU_ASSERT_STRING_EQUAL(r.headers.p, "Content-Type: "
+	    "application/problem+json\r\nAllow: POST\r\n");
+	CU_ASSERT_STRING_EQUAL(r.code, "METHOD_NOT_ALLOWED");
+	CU_ASSERT_EQUAL(response_json(&r, 200, "{}", 2), 0);
+	CU_ASSERT_STRING_EQUAL(r.headers.p, "Content-Type: application/json\r\n");
+	CU_ASSERT_STRING_EQUAL(r.body.p, "{}");
+	CU_ASSERT_PTR_NULL(r.code);
+	response_clear(&r);
+}
+
+int
+test_problem_register(void)
+{
+	CU_pSuite	 s;
+
+	if ((s = CU_add_suite("problem", NULL, NULL)) == NULL ||
+	    CU_add_test(s, "render", test_render) == NULL ||
+	    CU_add_test(s, "orderId member", test_order_id_member) == NULL ||
+	    CU_add_test(s, "unknown code", test_unknown_code_and_reason) == NULL ||
+	    CU_add_test(s, "response", test_response) == NULL)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,15 @@
+/*
+ * The CUnit suites of the unit runner: each test_<module>.c adds its
+ * suite and returns 0, or -1 when CUnit cannot register it.
+ */
+#ifndef IDEMORDERS_TESTS_UNIT_H
+#define IDEMORDERS_TESTS_UNIT_H
+
+int	test_buf_register(void);
+int	test_conf_register(void);
+int	test_problem_register(void);
+int	test_router_register(void);
+int	test_order_input_register(void);
+int	test_fingerprint_register(void);
+
+#endif

@@ -1,0 +1,171 @@
+# tools/lib/common.sh -- paths, logging, pids and packages for tools/dev.
+# Sourced by tools/dev; expects REPO and PROG to be set.
+
+PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
+	libfcgi-dev libfcgi-bin libjson-c-dev libmariadb-dev libcunit1-dev
+	libssl-dev mariadb-server mariadb-client lighttpd apache2
+	apache2-utils libapache2-mod-fcgid curl jq)
+
+DB_NAME=idemorders
+DB_USER=idemorders
+DB_PASSWORD=idemorders-dev
+CHECK_DB_NAME=idemorders_check
+MOUNT=/orders
+
+# Set every path and port of the stack named by IDEMORDERS_STACK.
+stack_vars() {
+	STACK=${IDEMORDERS_STACK:-dev}
+	case $STACK in
+	dev)	LIGHTTPD_PORT=8080 APACHE_PORT=8081 FCGID_PORT=8082
+		DB_PORT=3307 ;;
+	test)	LIGHTTPD_PORT=18080 APACHE_PORT=18081 FCGID_PORT=18082
+		DB_PORT=13307 ;;
+	*)	die "IDEMORDERS_STACK must be dev or test, not '$STACK'" ;;
+	esac
+	HASH=$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
+
+	# Runtime: world-traversable, so that www-data (Apache children,
+	# lighttpd after dropping privileges, mod_fcgid's responders) reaches
+	# sockets, configs and the binary even when the clone sits in /root.
+	RUN=/run/idemorders-$STACK-$HASH
+	# Data: in the repository (gitignored), read only by root.
+	VAR=$REPO/var/$STACK
+	LOGDIR=$VAR/log
+	BUILD=$VAR/build
+	BUILD_ASAN=$VAR/build-asan
+	BIN=$BUILD/src/idemorders
+
+	RUNBIN_DIR=$RUN/bin
+	RUNBIN=$RUNBIN_DIR/idemorders
+	CONF=$RUN/idemorders.conf
+	FCGID_CONF=$RUN/idemorders-fcgid.conf
+	CHECK_CONF=$RUN/idemorders-check.conf
+	FCGI_SOCKET=$RUN/idemorders.sock
+	SERVE_PIDFILE=$RUN/idemorders.pid
+	HTPASSWD=$RUN/htpasswd
+	DOCROOT=$RUN/htdocs
+	# lighttpd opens its logs after dropping to www-data, which cannot
+	# traverse a clone under /root: its logs live here (linked from LOGDIR).
+	WWW_LOGDIR=$RUN/log
+
+	DB_DATADIR=$VAR/db
+	MY_CNF=$VAR/my.cnf
+	DB_SOCKET=$RUN/mysqld.sock
+	DB_PIDFILE=$RUN/mariadb.pid
+
+	LIGHTTPD_CONF=$RUN/lighttpd.conf
+	LIGHTTPD_PIDFILE=$RUN/lighttpd.pid
+	APACHE_DIR=$RUN/apache
+	APACHE_CONF=$APACHE_DIR/apache2.conf
+	APACHE_FCGID_CONF=$APACHE_DIR/apache-fcgid.conf
+	APACHE_PIDFILE=$APACHE_DIR/apache2.pid
+
+	LIGHTTPD_URL=http://127.0.0.1:$LIGHTTPD_PORT
+	APACHE_URL=http://127.0.0.1:$APACHE_PORT
+	FCGID_URL=http://127.0.0.1:$FCGID_PORT
+}
+
+say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 1; }
+
+need_root() {
+	[[ $EUID -eq 0 ]] || die "must run as root (private MariaDB, Apache and lighttpd run as root and drop to www-data)"
+}
+
+# Run "$@" holding the stack's lock, so that two commands on one stack
+# never interleave.
+with_lock() {
+	mkdir -p "$VAR"
+	exec 9>"$VAR/.lock"
+	if ! flock -n 9; then
+		say "waiting for another $PROG on stack '$STACK'"
+		flock 9
+	fi
+	"$@"
+}
+
+# Print the tail of a log file, indented, to stderr.
+show_log() {
+	local f=$1 n=${2:-30}
+	[[ -s $f ]] || return 0
+	printf '%s: --- last lines of %s ---\n' "$PROG" "$f" >&2
+	tail -n "$n" "$f" | sed 's/^/    /' >&2
+}
+
+# Print the pid recorded in FILE if that process is alive, not a zombie,
+# and its command line contains NAME.
+pid_alive() {
+	local file=$1 name=$2 pid state
+	[[ -r $file ]] || return 1
+	pid=$(tr -dc '0-9' <"$file")
+	[[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
+	state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || return 1
+	[[ $state != Z ]] || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$name" || return 1
+	echo "$pid"
+}
+
+# True while process PID exists and is not a zombie.
+proc_running() {
+	local state
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $state && $state != Z ]]
+}
+
+# Wait up to SECONDS for PID to exit; false if it is still there.
+wait_gone() {
+	local pid=$1 secs=${2:-15} i
+	for ((i = 0; i < secs * 10; i++)); do
+		proc_running "$pid" || return 0
+		sleep 0.1
+	done
+	! proc_running "$pid"
+}
+
+# Install the packages that are missing; apt-get update only if needed.
+ensure_packages() {
+	local p missing=()
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		    grep -q 'install ok installed' || missing+=("$p")
+	done
+	[[ ${#missing[@]} -eq 0 ]] && return 0
+	say "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -q "${missing[@]}"; then
+		apt-get update -q
+		apt-get install -y -q "${missing[@]}"
+	fi
+}
+
+# Replace the @PLACEHOLDERS@ of template SRC and write DST (mode 0644).
+render_template() {
+	local src=$1 dst=$2 t
+	t=$(<"$src")
+	t=${t//@RUNDIR@/$RUN}
+	t=${t//@LOGDIR@/${TPL_LOGDIR:-$LOGDIR}}
+	t=${t//@DOCROOT@/$DOCROOT}
+	t=${t//@PORT@/$3}
+	t=${t//@FCGID_PORT@/$FCGID_PORT}
+	t=${t//@FCGI_SOCKET@/$FCGI_SOCKET}
+	t=${t//@HTPASSWD@/$HTPASSWD}
+	t=${t//@BINDIR@/$RUNBIN_DIR}
+	t=${t//@CONF@/$CONF}
+	t=${t//@FCGID_CONF@/$FCGID_CONF}
+	t=${t//@APACHE_DIR@/$APACHE_DIR}
+	if [[ $t =~ @[A-Z_]+@ ]]; then
+		die "$src: no value for placeholder ${BASH_REMATCH[0]}"
+	fi
+	printf '%s\n' "$t" >"$dst.tmp"
+	chmod 0644 "$dst.tmp"
+	mv -f "$dst.tmp" "$dst"
+}
+
+# A checksum of files (missing ones count as empty), for restart decisions.
+files_sum() {
+	local f
+	for f in "$@"; do
+		printf '%s\n' "$f"
+		cat "$f" 2>/dev/null || true
+	done | sha1sum | cut -c1-40
+}

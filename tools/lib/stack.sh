@@ -1,0 +1,468 @@
+# tools/lib/stack.sh -- start, stop and inspect the private stack.
+#
+# Every daemon is started with fd 9 (the stack lock) closed, records its
+# pid in RUN, and is stopped by that pid only after checking that the pid
+# still names the program we started.
+
+prepare_dirs() {
+	install -d -m 0755 "$RUN" "$RUNBIN_DIR" "$DOCROOT" "$APACHE_DIR"
+	install -d -m 0755 -o www-data -g www-data "$WWW_LOGDIR"
+	chmod 0755 "$RUN"
+	mkdir -p "$VAR" "$LOGDIR"
+	ln -sfn "$WWW_LOGDIR/lighttpd-error.log" "$LOGDIR/lighttpd-error.log"
+	ln -sfn "$WWW_LOGDIR/lighttpd-access.log" "$LOGDIR/lighttpd-access.log"
+}
+
+# ---------------------------------------------------------------- MariaDB
+
+db_write_cnf() {
+	cat >"$MY_CNF.tmp" <<EOF
+# Private MariaDB of the idemorders '$STACK' stack, written by $PROG.
+[client]
+socket = $DB_SOCKET
+user = root
+
+[mariadbd]
+datadir = $DB_DATADIR
+socket = $DB_SOCKET
+port = $DB_PORT
+bind-address = 127.0.0.1
+pid-file = $DB_PIDFILE
+log-error = $LOGDIR/mariadb.err
+user = root
+innodb_buffer_pool_size = 256M
+character-set-server = utf8mb4
+skip-name-resolve
+EOF
+	mv -f "$MY_CNF.tmp" "$MY_CNF"
+}
+
+# The mariadb client as root on the stack's server.
+db_root() {
+	mariadb --defaults-file="$MY_CNF" "$@"
+}
+
+# `tools/dev sql`: one statement on the stack's database, tab-separated.
+db_sql() {
+	[[ -f $MY_CNF ]] || die "no database for stack '$STACK': run $PROG up"
+	db_root -N -B "$DB_NAME" -e "$1"
+}
+
+db_ping() {
+	mariadb-admin --defaults-file="$MY_CNF" --connect-timeout=2 ping >/dev/null 2>&1
+}
+
+db_start() {
+	local pid i
+	db_write_cnf
+	if pid=$(pid_alive "$DB_PIDFILE" mariadbd) && db_ping; then
+		return 0
+	fi
+	[[ -n ${pid:-} ]] && die "mariadbd (pid $pid) runs but does not answer; see $LOGDIR/mariadb.err"
+	if [[ ! -d $DB_DATADIR/mysql ]]; then
+		say "mariadb-install-db (in ${DB_DATADIR#"$REPO"/})"
+		rm -rf "$DB_DATADIR"
+		mkdir -p "$DB_DATADIR"
+		if ! mariadb-install-db --no-defaults --datadir="$DB_DATADIR" \
+		    --user=root --auth-root-authentication-method=normal \
+		    --skip-test-db >"$LOGDIR/mariadb-install.log" 2>&1; then
+			show_log "$LOGDIR/mariadb-install.log"
+			die "mariadb-install-db failed"
+		fi
+	fi
+	say "starting mariadbd on 127.0.0.1:$DB_PORT"
+	setsid mariadbd --defaults-file="$MY_CNF" </dev/null \
+	    >>"$LOGDIR/mariadb.out" 2>&1 9>&- &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		db_ping && return 0
+		proc_running "$pid" || break
+		sleep 0.1
+	done
+	show_log "$LOGDIR/mariadb.err"
+	die "mariadbd did not come up"
+}
+
+# Create database NAME and grant the application user on it.
+db_create() {
+	local db=$1
+	db_root <<EOF
+CREATE DATABASE IF NOT EXISTS \`$db\` CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS '$DB_USER'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
+CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASSWORD';
+ALTER USER '$DB_USER'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
+ALTER USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASSWORD';
+GRANT ALL PRIVILEGES ON \`$db\`.* TO '$DB_USER'@'localhost';
+GRANT ALL PRIVILEGES ON \`$db\`.* TO '$DB_USER'@'127.0.0.1';
+EOF
+}
+
+# Load schema/demo.sql into database DB once per content of the file
+# (skipped quietly while it does not exist).
+db_demo() {
+	local db=$1 demo=$REPO/schema/demo.sql sum mark
+	[[ -f $demo ]] || return 0
+	sum=$(files_sum "$demo")
+	mark=$DB_DATADIR/.idemorders-demo-$db
+	[[ -f $mark && $(<"$mark") == "$sum" ]] && return 0
+	say "loading schema/demo.sql into $db"
+	if ! db_root "$db" <"$demo"; then
+		[[ $STACK == test ]] && die "schema/demo.sql failed on $db"
+		say "warning: schema/demo.sql failed on $db (is it re-runnable?)"
+		return 0
+	fi
+	printf '%s\n' "$sum" >"$mark"
+}
+
+# Create, migrate and fill database DB with config CONFIG.
+db_prepare() {
+	local db=$1 config=$2
+	db_create "$db"
+	say "idemorders migrate ($db)"
+	"$BIN" migrate -c "$config" 9>&- || die "idemorders migrate failed on $db"
+	db_demo "$db"
+}
+
+# Drop and re-create the database of `make check`.
+db_reset_check() {
+	db_root -e "DROP DATABASE IF EXISTS \`$CHECK_DB_NAME\`"
+	rm -f "$DB_DATADIR/.idemorders-demo-$CHECK_DB_NAME"
+	db_prepare "$CHECK_DB_NAME" "$CHECK_CONF"
+}
+
+db_stop() {
+	local pid
+	pid=$(pid_alive "$DB_PIDFILE" mariadbd) || return 0
+	say "stopping mariadbd (pid $pid)"
+	mariadb-admin --defaults-file="$MY_CNF" shutdown >/dev/null 2>&1 ||
+	    kill -TERM "$pid" 2>/dev/null || true
+	if ! wait_gone "$pid" 60; then
+		say "mariadbd (pid $pid) did not stop; killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_gone "$pid" 5 || true
+	fi
+}
+
+# -------------------------------------------------------------- responder
+
+# Write the three responder configs: the pool behind lighttpd and Apache
+# proxy_fcgi, the one mod_fcgid spawns, and the one of `make check`.
+write_responder_confs() {
+	local common
+	common="log = stderr
+log_level = info
+mount = $MOUNT
+db_socket = $DB_SOCKET
+db_user = $DB_USER
+db_password = $DB_PASSWORD"
+
+	cat >"$CONF.tmp" <<EOF
+# Responder pool of the idemorders '$STACK' stack, written by $PROG up
+# (edits are lost on the next 'up'). See idemorders.conf.example.
+listen = unix:$FCGI_SOCKET
+socket_mode = 0666
+workers = 4
+$common
+db_name = $DB_NAME
+schema_dir = $REPO/schema
+EOF
+	cat >"$FCGID_CONF.tmp" <<EOF
+# Responder spawned by Apache mod_fcgid (runs as www-data, so this file
+# is world-readable), written by $PROG up.  No 'listen': mod_fcgid hands
+# over a listening socket on fd 0 and sends one request at a time to each
+# process it spawns, so one worker per process.
+workers = 1
+$common
+db_name = $DB_NAME
+EOF
+	cat >"$CHECK_CONF.tmp" <<EOF
+# Database of 'make check' (IDEMORDERS_TEST_CONF) on the '$STACK' stack,
+# written by $PROG.  Dropped and re-created before each 'make check'.
+$common
+db_name = $CHECK_DB_NAME
+schema_dir = $REPO/schema
+EOF
+	chmod 0644 "$CONF.tmp" "$FCGID_CONF.tmp" "$CHECK_CONF.tmp"
+	mv -f "$CONF.tmp" "$CONF"
+	mv -f "$FCGID_CONF.tmp" "$FCGID_CONF"
+	mv -f "$CHECK_CONF.tmp" "$CHECK_CONF"
+}
+
+# Copy the built binary where www-data can run it (mod_fcgid).
+install_runbin() {
+	if ! cmp -s "$BIN" "$RUNBIN"; then
+		install -m 0755 "$BIN" "$RUNBIN.tmp"
+		mv -f "$RUNBIN.tmp" "$RUNBIN"
+	fi
+}
+
+serve_start() {
+	local pid sum i
+	sum=$(files_sum "$BIN" "$CONF")
+	if pid=$(pid_alive "$SERVE_PIDFILE" idemorders); then
+		[[ $(cat "$RUN/idemorders.stamp" 2>/dev/null) == "$sum" ]] && return 0
+		say "binary or config changed: restarting the responder"
+		serve_stop
+	fi
+	say "starting idemorders serve (log: ${LOGDIR#"$REPO"/}/idemorders.log)"
+	rm -f "$FCGI_SOCKET"
+	setsid "$BIN" serve -c "$CONF" </dev/null \
+	    >>"$LOGDIR/idemorders.log" 2>&1 9>&- &
+	pid=$!
+	echo "$pid" >"$SERVE_PIDFILE"
+	for ((i = 0; i < 100; i++)); do
+		if [[ -S $FCGI_SOCKET ]]; then
+			printf '%s\n' "$sum" >"$RUN/idemorders.stamp"
+			return 0
+		fi
+		proc_running "$pid" || break
+		sleep 0.1
+	done
+	show_log "$LOGDIR/idemorders.log"
+	die "idemorders serve did not open $FCGI_SOCKET"
+}
+
+# Kill the processes of OURS (a pgrep -f pattern naming a path of this
+# stack's runtime dir) that are still there.
+kill_leftovers() {
+	local what=$1 pattern=$2 pids pid
+	pids=$(pgrep -f -- "$pattern" || true)
+	[[ -n $pids ]] || return 0
+	say "stopping leftover $what: $(echo $pids)"
+	# shellcheck disable=SC2086
+	kill -TERM $pids 2>/dev/null || true
+	for pid in $pids; do
+		wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+	done
+}
+
+serve_stop() {
+	local pid kids
+	if pid=$(pid_alive "$SERVE_PIDFILE" idemorders); then
+		say "stopping idemorders serve (pid $pid)"
+		kids=$(pgrep -P "$pid" || true)
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" 15; then
+			say "idemorders serve (pid $pid) did not stop; killing it"
+			# shellcheck disable=SC2086
+			kill -KILL "$pid" $kids 2>/dev/null || true
+			wait_gone "$pid" 5 || true
+		fi
+	fi
+	kill_leftovers "responders" " serve -c $CONF\$"
+	rm -f "$SERVE_PIDFILE" "$RUN/idemorders.stamp"
+}
+
+# --------------------------------------------------------- web servers
+
+make_htpasswd() {
+	if [[ -s $HTPASSWD ]] && grep -q '^alice:' "$HTPASSWD" &&
+	    grep -q '^bob:' "$HTPASSWD"; then
+		chmod 0644 "$HTPASSWD"
+		return 0
+	fi
+	# bcrypt at cost 5: what a real host would use, cheap enough here.
+	htpasswd -cbB -C 5 "$HTPASSWD.tmp" alice alice-secret 2>/dev/null
+	htpasswd -bB -C 5 "$HTPASSWD.tmp" bob bob-secret 2>/dev/null
+	chmod 0644 "$HTPASSWD.tmp"
+	mv -f "$HTPASSWD.tmp" "$HTPASSWD"
+}
+
+lighttpd_start() {
+	local pid sum i
+	TPL_LOGDIR=$WWW_LOGDIR render_template "$REPO/httpd-conf/lighttpd.conf" \
+	    "$LIGHTTPD_CONF.new" "$LIGHTTPD_PORT"
+	if ! lighttpd -tt -f "$LIGHTTPD_CONF.new" >"$LOGDIR/lighttpd-check.log" 2>&1; then
+		show_log "$LOGDIR/lighttpd-check.log"
+		die "lighttpd rejects the config rendered from httpd-conf/lighttpd.conf ($LIGHTTPD_CONF.new)"
+	fi
+	mv -f "$LIGHTTPD_CONF.new" "$LIGHTTPD_CONF"
+	sum=$(files_sum "$LIGHTTPD_CONF")
+	if pid=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd); then
+		[[ $(cat "$RUN/lighttpd.stamp" 2>/dev/null) == "$sum" ]] && return 0
+		say "config changed: restarting lighttpd"
+		lighttpd_stop
+	fi
+	say "starting lighttpd on $LIGHTTPD_URL"
+	rm -f "$LIGHTTPD_PIDFILE"
+	if ! lighttpd -f "$LIGHTTPD_CONF" </dev/null \
+	    >>"$LOGDIR/lighttpd.out" 2>&1 9>&-; then
+		show_log "$LOGDIR/lighttpd.out"
+		show_log "$LOGDIR/lighttpd-error.log"
+		die "lighttpd did not start"
+	fi
+	for ((i = 0; i < 50; i++)); do
+		if pid_alive "$LIGHTTPD_PIDFILE" lighttpd >/dev/null; then
+			printf '%s\n' "$sum" >"$RUN/lighttpd.stamp"
+			return 0
+		fi
+		sleep 0.1
+	done
+	show_log "$LOGDIR/lighttpd-error.log"
+	die "lighttpd did not start"
+}
+
+lighttpd_stop() {
+	local pid
+	if pid=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd); then
+		say "stopping lighttpd (pid $pid)"
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" 15; then
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_gone "$pid" 5 || true
+		fi
+	fi
+	rm -f "$LIGHTTPD_PIDFILE" "$RUN/lighttpd.stamp"
+}
+
+apache_ctl() {
+	apache2 -d "$APACHE_DIR" -f "$APACHE_CONF" "$@"
+}
+
+apache_start() {
+	local pid sum i
+	render_template "$REPO/httpd-conf/apache-fcgid.conf" "$APACHE_FCGID_CONF" \
+	    "$FCGID_PORT"
+	render_template "$REPO/httpd-conf/apache-proxy-fcgi.conf" \
+	    "$APACHE_CONF.new" "$APACHE_PORT"
+	cat >>"$APACHE_CONF.new" <<EOF
+
+# Added by $PROG: the mod_fcgid front end on the same private instance.
+Include "$APACHE_FCGID_CONF"
+EOF
+	if ! apache2 -d "$APACHE_DIR" -f "$APACHE_CONF.new" -t \
+	    >"$LOGDIR/apache-check.log" 2>&1; then
+		show_log "$LOGDIR/apache-check.log"
+		die "apache2 rejects the config rendered from httpd-conf/ ($APACHE_CONF.new)"
+	fi
+	mv -f "$APACHE_CONF.new" "$APACHE_CONF"
+	sum=$(files_sum "$APACHE_CONF" "$APACHE_FCGID_CONF" "$FCGID_CONF" "$RUNBIN")
+	if pid=$(pid_alive "$APACHE_PIDFILE" apache2); then
+		[[ $(cat "$RUN/apache.stamp" 2>/dev/null) == "$sum" ]] && return 0
+		say "config or binary changed: restarting apache2"
+		apache_stop
+	fi
+	say "starting apache2 on $APACHE_URL (proxy_fcgi) and $FCGID_URL (fcgid)"
+	rm -f "$APACHE_PIDFILE"
+	if ! apache_ctl -k start </dev/null >>"$LOGDIR/apache.out" 2>&1 9>&-; then
+		show_log "$LOGDIR/apache.out"
+		show_log "$LOGDIR/apache-error.log"
+		die "apache2 did not start"
+	fi
+	for ((i = 0; i < 100; i++)); do
+		if pid_alive "$APACHE_PIDFILE" apache2 >/dev/null; then
+			printf '%s\n' "$sum" >"$RUN/apache.stamp"
+			return 0
+		fi
+		sleep 0.1
+	done
+	show_log "$LOGDIR/apache-error.log"
+	die "apache2 did not start"
+}
+
+apache_stop() {
+	local pid
+	if pid=$(pid_alive "$APACHE_PIDFILE" apache2); then
+		say "stopping apache2 (pid $pid)"
+		apache_ctl -k stop >/dev/null 2>&1 9>&- ||
+		    kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" 20; then
+			say "apache2 (pid $pid) did not stop; killing it"
+			kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
+			wait_gone "$pid" 5 || true
+		fi
+	fi
+	# Responders spawned by mod_fcgid run our copy of the binary.
+	kill_leftovers "mod_fcgid responders" "^$RUNBIN( |\$)"
+	rm -f "$APACHE_PIDFILE" "$RUN/apache.stamp"
+}
+
+# ----------------------------------------------------------- whole stack
+
+# Wait until URL answers 200; print what it answered last otherwise.
+wait_http() {
+	local url=$1 secs=${2:-15} i code
+	for ((i = 0; i < secs * 5; i++)); do
+		code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url" || true)
+		[[ $code == 200 ]] && return 0
+		sleep 0.2
+	done
+	say "$url answers ${code:-nothing}: $(curl -s -m 5 "$url" 2>&1 | head -c 300)"
+	return 1
+}
+
+stack_up() {
+	ensure_packages
+	build_main || die "build failed"
+	prepare_dirs
+	write_responder_confs
+	db_start
+	db_prepare "$DB_NAME" "$CONF"
+	install_runbin
+	serve_start
+	make_htpasswd
+	lighttpd_start
+	apache_start
+	local ok=1
+	wait_http "$LIGHTTPD_URL$MOUNT/_health" || ok=0
+	wait_http "$APACHE_URL$MOUNT/_health" || ok=0
+	wait_http "$FCGID_URL$MOUNT/_health" || ok=0
+	if [[ $ok != 1 ]]; then
+		show_log "$LOGDIR/idemorders.log"
+		show_log "$LOGDIR/lighttpd-error.log" 10
+		show_log "$LOGDIR/apache-error.log" 10
+		die "the stack is up but health does not answer 200 everywhere"
+	fi
+	stack_status
+	cat <<EOF
+
+Try:
+  curl -u alice:alice-secret -H 'Idempotency-Key: demo-1' \\
+       -H 'Content-Type: application/json' \\
+       -d '{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}' \\
+       $LIGHTTPD_URL$MOUNT
+  curl -u alice:alice-secret $APACHE_URL$MOUNT/o-1
+  $PROG sql "SELECT * FROM stock"
+EOF
+}
+
+stack_down() {
+	apache_stop
+	lighttpd_stop
+	serve_stop
+	db_stop
+	rm -f "$FCGI_SOCKET"
+}
+
+# One status line: NAME, pid (or "stopped"), details.
+status_line() {
+	local name=$1 pid=$2; shift 2
+	if [[ -n $pid ]]; then
+		printf '  %-10s running  pid %-7s %s\n' "$name" "$pid" "$*"
+	else
+		printf '  %-10s stopped\n' "$name"
+	fi
+}
+
+stack_status() {
+	local pid kids
+	echo "idemorders stack '$STACK' of $REPO"
+	echo "  runtime    $RUN"
+	echo "  data/logs  $VAR"
+	pid=$(pid_alive "$DB_PIDFILE" mariadbd || true)
+	status_line mariadb "$pid" "127.0.0.1:$DB_PORT $DB_SOCKET"
+	pid=$(pid_alive "$SERVE_PIDFILE" idemorders || true)
+	kids=
+	[[ -n $pid ]] && kids=$(pgrep -P "$pid" | tr '\n' ' ' || true)
+	status_line responder "$pid" "$FCGI_SOCKET workers: ${kids:-none}"
+	pid=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd || true)
+	status_line lighttpd "$pid" "$LIGHTTPD_URL$MOUNT/"
+	pid=$(pid_alive "$APACHE_PIDFILE" apache2 || true)
+	status_line apache2 "$pid" "$APACHE_URL$MOUNT/ (proxy_fcgi)  $FCGID_URL$MOUNT/ (fcgid)"
+	echo "  users      alice/alice-secret  bob/bob-secret"
+}
+
+stack_expire() {
+	[[ -x $BIN && -f $CONF ]] || die "stack '$STACK' is not built: run $PROG up"
+	exec "$BIN" expire -c "$CONF" "$@"
+}

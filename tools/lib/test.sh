@@ -1,0 +1,220 @@
+# tools/lib/test.sh -- `tools/dev test`: what CI runs.
+#
+# Every component reports "RESULT <suite> <passed> <failed>" lines; they
+# are collected in RESULTS and summed into the last line printed,
+# "N passed, M failed".  The test stack is always stopped at the end.
+
+RESULTS=
+
+# Record and print one RESULT line.
+result() {
+	local line="RESULT $1 $2 $3"
+	printf '%s\n' "$line"
+	RESULTS+="$line"$'\n'
+}
+
+# Print the summary and exit; runs on EXIT, so also after a failure or an
+# interrupt.
+tests_end() {
+	local rc=$? passed=0 failed=0 suite p f
+	trap - EXIT INT TERM
+	set +e
+	if [[ $rc -ne 0 && ${TESTS_DONE:-0} != 1 ]]; then
+		result "tools-dev-aborted" 0 1
+		say "aborted (status $rc)"
+	fi
+	say "stopping the test stack"
+	stack_down
+	while read -r _ suite p f; do
+		[[ -n ${suite:-} ]] || continue
+		passed=$((passed + p))
+		failed=$((failed + f))
+	done <<<"$RESULTS"
+	echo
+	echo "summary:"
+	printf '%s' "$RESULTS"
+	[[ -n $RESULTS ]] || echo "(no results)"
+	echo "$passed passed, $failed failed"
+	[[ $failed -eq 0 && $rc -eq 0 ]] && exit 0
+	exit 1
+}
+
+# Record the RESULT lines of FILE with suite prefix PREFIX (printing them
+# unless QUIET is 1); set CR_N to how many were found and CR_NF to how
+# many of them report failures.
+collect_results() {
+	local file=$1 prefix=$2 quiet=${3:-0} suite p f line
+	CR_N=0
+	CR_NF=0
+	while read -r _ suite p f; do
+		line="RESULT $prefix$suite $p $f"
+		RESULTS+="$line"$'\n'
+		[[ $quiet == 1 ]] || printf '%s\n' "$line"
+		CR_N=$((CR_N + 1))
+		[[ $f -gt 0 ]] && CR_NF=$((CR_NF + 1))
+	done < <(awk '$1 == "RESULT" && NF == 4 && $3 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+$/' "$file" 2>/dev/null)
+	return 0
+}
+
+# `make check` in build dir DIR; RESULT lines come from each test's log
+# (automake's driver stores the runners' stdout there).  A test that fails
+# without a failing RESULT line, or is skipped (a missing database is a
+# failure here, never a skip), counts as one failure.
+run_make_check() {
+	local dir=$1 prefix=$2 rc trs log name res ntrs=0
+	find "$dir" -name '*.trs' -delete
+	say "make check (in ${dir#"$REPO"/})"
+	set +e
+	IDEMORDERS_TEST_CONF=$CHECK_CONF ASAN_OPTIONS=detect_leaks=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1 \
+	    make -C "$dir" -j2 check >"$dir/check.log" 2>&1 9>&-
+	rc=$?
+	set -e
+	while read -r trs; do
+		[[ -n $trs ]] || continue
+		ntrs=$((ntrs + 1))
+		log=${trs%.trs}.log
+		name=${trs#"$dir"/}
+		name=${name%.trs}
+		res=$(sed -n 's/^:test-result: *//p' "$trs" | head -n 1)
+		collect_results "$log" "$prefix"
+		case $res in
+		PASS|XFAIL)
+			[[ $CR_N -gt 0 ]] || result "$prefix$name" 1 0 ;;
+		SKIP)
+			result "$prefix$name(skipped)" 0 1 ;;
+		*)
+			[[ $CR_NF -gt 0 ]] || result "$prefix$name($res)" 0 1 ;;
+		esac
+	done < <(find "$dir" -name '*.trs' | LC_ALL=C sort)
+	if [[ $rc -ne 0 ]]; then
+		[[ $ntrs -gt 0 ]] || result "${prefix}make-check" 0 1
+		if [[ -f $dir/test-suite.log ]]; then
+			say "--- ${dir#"$REPO"/}/test-suite.log ---"
+			head -n 300 "$dir/test-suite.log" >&2
+		else
+			show_log "$dir/check.log" 60
+		fi
+		say "make check failed in ${dir#"$REPO"/} (see $dir/check.log)"
+	fi
+}
+
+# Run one HTTP test script with the stack's environment.
+run_http_script() {
+	local script=$1 name out rc
+	name=$(basename "$script" .sh)
+	out=$LOGDIR/http-$name.out
+	echo "=== $name"
+	set +e
+	timeout -k 10 600 bash "$script" </dev/null 9>&- 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	set -e
+	collect_results "$out" "" 1
+	if [[ $CR_N -eq 0 ]]; then
+		result "$name(no-RESULT-line,status-$rc)" 0 1
+	elif [[ $rc -ne 0 && $CR_NF -eq 0 ]]; then
+		result "$name(status-$rc)" 0 1
+	fi
+}
+
+run_http_tests() {
+	local s
+	export REPO IDEMORDERS_STACK=test DEV=$REPO/tools/dev
+	export LIGHTTPD_URL APACHE_URL FCGID_URL FCGI_SOCKET
+	export IDEMORDERS_BIN=$BIN IDEMORDERS_CONF=$CONF SERVE_PIDFILE
+	export RUNDIR=$RUN LOGDIR
+	for s in "$@"; do
+		run_http_script "$s"
+	done
+}
+
+# Run "$@" in a subshell with errexit; set STEP_RC, never exit.
+step() {
+	set +e
+	( set -e; "$@" )
+	STEP_RC=$?
+	set -e
+}
+
+# tools/dev test [http | SCRIPT...]
+run_tests() {
+	local mode=full s scripts=()
+	if [[ ${1:-} == http ]]; then
+		mode=http
+		shift
+	fi
+	for s in "$@"; do
+		mode=http
+		if [[ -f $s ]]; then
+			scripts+=("$(readlink -f -- "$s")")
+		elif [[ -f $REPO/$s ]]; then
+			scripts+=("$REPO/$s")
+		else
+			die "no such test script: $s"
+		fi
+	done
+	if [[ ${#scripts[@]} -eq 0 ]]; then
+		while IFS= read -r s; do
+			scripts+=("$s")
+		done < <(find "$REPO/tests/http" -maxdepth 1 -name '*.sh' -type f | LC_ALL=C sort)
+	fi
+
+	trap tests_end EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	say "test stack: stopping anything left from an earlier run"
+	stack_down
+	if [[ $mode == full ]]; then
+		rm -rf "$DB_DATADIR" "$BUILD" "$BUILD_ASAN" "$LOGDIR"
+	fi
+	prepare_dirs
+	ensure_packages
+
+	step build_main
+	if [[ $STEP_RC -ne 0 ]]; then
+		result build 0 1
+		TESTS_DONE=1
+		exit 1
+	fi
+
+	write_responder_confs
+	step db_start
+	[[ $STEP_RC -eq 0 ]] && step db_prepare "$DB_NAME" "$CONF"
+	if [[ $STEP_RC -ne 0 ]]; then
+		result database 0 1
+		TESTS_DONE=1
+		exit 1
+	fi
+
+	if [[ $mode == full ]]; then
+		step db_reset_check
+		if [[ $STEP_RC -ne 0 ]]; then
+			result check-database 0 1
+		else
+			run_make_check "$BUILD" ""
+		fi
+
+		# shellcheck disable=SC2046
+		step build_tree "$BUILD_ASAN" $(main_configure_args) --enable-sanitizers
+		if [[ $STEP_RC -ne 0 ]]; then
+			result build-asan 0 1
+		else
+			step db_reset_check
+			if [[ $STEP_RC -ne 0 ]]; then
+				result asan:check-database 0 1
+			else
+				run_make_check "$BUILD_ASAN" "asan:"
+			fi
+		fi
+	fi
+
+	step stack_up
+	if [[ $STEP_RC -ne 0 ]]; then
+		result stack-up 0 1
+	else
+		run_http_tests "${scripts[@]}"
+	fi
+	TESTS_DONE=1
+	exit 0
+}
