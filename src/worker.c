@@ -73,8 +73,8 @@ static void
 write_response(FCGX_Request *fr, const struct response *r)
 {
 	FCGX_FPrintF(fr->out, "Status: %d %s\r\nCache-Control: no-store\r\n"
-	    "Content-Length: %zu\r\n", r->status, http_reason(r->status),
-	    r->body.len);
+	    "Content-Length: %lu\r\n", r->status, http_reason(r->status),
+	    (unsigned long)r->body.len);
 	if (r->headers.len > 0)
 		FCGX_PutStr(r->headers.p, (int)r->headers.len, fr->out);
 	FCGX_PutStr("\r\n", 2, fr->out);
