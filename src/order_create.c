@@ -53,6 +53,9 @@ struct attempt_ctx {
 	struct timespec			 deadline;	/* CLOCK_MONOTONIC */
 };
 
+static enum attempt attempt_failed(struct attempt_ctx *, int, const char *,
+	    struct response *);
+
 /* Milliseconds left before the request deadline (may be negative). */
 static long
 remaining_ms(const struct attempt_ctx *c)
@@ -207,6 +210,29 @@ out:
 		db_rollback(c->db);
 	ledger_record_clear(&rec);
 	return a;
+}
+
+/*
+ * The key already made an order but its ledger row is gone (purged after
+ * expiry): roll everything back and answer 410, leaving no ledger row.
+ */
+static enum attempt
+answer_purged(struct attempt_ctx *c, struct response *resp)
+{
+	unsigned long long	 id;
+	char			 order_id[ORDER_ID_MAX];
+	int			 rc;
+
+	db_rollback(c->db);
+	if ((rc = store_order_by_key(c->db, c->req->principal, c->req->key,
+	    &id)) < 0)
+		return attempt_failed(c, rc, "order lookup", resp);
+	db_rollback(c->db);
+	order_id[0] = '\0';
+	if (rc == 1)
+		order_id_format(order_id, sizeof(order_id), id);
+	answer_expired(c, order_id, resp);
+	return ATTEMPT_DONE;
 }
 
 /*
@@ -398,16 +424,8 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	created = time(NULL);
 	rc = store_insert_order(c->db, req->principal, req->key, in, created,
 	    &id);
-	if (rc == DB_DUPLICATE) {
-		/* The key made an order whose ledger row was purged. */
-		db_rollback(c->db);
-		order_id[0] = '\0';
-		if (store_order_by_key(c->db, req->principal, req->key,
-		    &id) == 1)
-			order_id_format(order_id, sizeof(order_id), id);
-		answer_expired(c, order_id, resp);
-		return ATTEMPT_DONE;
-	}
+	if (rc == DB_DUPLICATE)
+		return answer_purged(c, resp);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "order insert", resp);
 	FAULT_POINT(FP_AFTER_ORDER_INSERT);
@@ -444,6 +462,15 @@ reject:
 	if (savepoint && (rc = db_exec(c->db,
 	    "ROLLBACK TO SAVEPOINT order_work")) != DB_OK)
 		return attempt_failed(c, rc, "rollback to savepoint", resp);
+	/*
+	 * Rare path, so a plain read is affordable: a key whose ledger row
+	 * was purged but which made an order must not record a rejection.
+	 */
+	if ((rc = store_order_by_key(c->db, req->principal, req->key,
+	    &id)) < 0)
+		return attempt_failed(c, rc, "order lookup", resp);
+	if (rc == 1)
+		return answer_purged(c, resp);
 	response_problem(resp, &reject);
 	resp->outcome = "rejected";
 	if ((rc = ledger_finish(c->db, &c->scope, "FAILED_FINAL", resp,

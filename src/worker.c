@@ -101,7 +101,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf, struct db *db,
 	struct request		 req;
 	struct timespec		 start;
 	enum create_result	 result;
-	char			*const *env = fr->envp;
+	FCGX_ParamArray		 env = fr->envp;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	memset(&req, 0, sizeof(req));
