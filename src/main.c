@@ -11,6 +11,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "supervisor.h"
+#include "worker.h"
 
 static void
 usage(FILE *fp)
@@ -108,7 +109,7 @@ main(int argc, char *argv[])
 	conf = load(path);
 	log_init("idemorders", conf->log_syslog, conf->log_level);
 	if (strcmp(cmd, "serve") == 0)
-		return supervisor_run(path, conf);
+		return supervisor_run(path, conf, &worker_orders);
 	if (strcmp(cmd, "migrate") == 0)
 		rc = migrate_run(conf) == 0 ? 0 : 1;
 	else if (strcmp(cmd, "check-config") == 0) {

@@ -38,7 +38,8 @@ struct pool {
 	int		 nslots;
 	unsigned int	 generation;
 	int		 listen_fd;
-	char		*unix_path;	/* unlinked at exit, if ours */
+	char		*unix_path;
+	const struct worker_ops *ops;	/* unlinked at exit, if ours */
 };
 
 static volatile sig_atomic_t got_chld, got_term, got_hup, got_alrm;
@@ -181,7 +182,7 @@ spawn(struct pool *pool, struct slot *s, const struct conf *conf)
 		return;
 	}
 	if (pid == 0)
-		_exit(worker_main(conf, pool->listen_fd));
+		_exit(worker_main(conf, pool->listen_fd, pool->ops));
 	s->pid = pid;
 	s->generation = pool->generation;
 	s->started = time(NULL);
@@ -376,7 +377,8 @@ reload(const char *path, struct conf **confp, struct pool *pool)
  * replaces it.  Returns the exit status.
  */
 int
-supervisor_run(const char *path, struct conf *conf)
+supervisor_run(const char *path, struct conf *conf,
+    const struct worker_ops *ops)
 {
 	struct sigaction	 sa;
 	sigset_t		 block, empty;
@@ -384,6 +386,7 @@ supervisor_run(const char *path, struct conf *conf)
 	struct timespec		 grace_end, now;
 
 	memset(&pool, 0, sizeof(pool));
+	pool.ops = ops;
 	pool.listen_fd = open_listener(conf, &pool);
 
 	sigemptyset(&block);

@@ -7,7 +7,8 @@
 #define IDEMORDERS_SUPERVISOR_H
 
 struct conf;
+struct worker_ops;
 
-int	supervisor_run(const char *, struct conf *);
+int	supervisor_run(const char *, struct conf *, const struct worker_ops *);
 
 #endif

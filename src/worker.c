@@ -29,6 +29,9 @@
 
 static volatile sig_atomic_t worker_quit;
 
+/* The order service. */
+const struct worker_ops worker_orders = { order_api_handle, 1 };
+
 /* SIGTERM: finish the request in hand, then leave. */
 static void
 worker_sigterm(int sig)
@@ -95,8 +98,9 @@ elapsed_ms(const struct timespec *start)
 
 /* Serve one accepted request and log it. */
 static void
-serve_request(FCGX_Request *fr, const struct conf *conf, struct db *db,
-    struct buf *body, struct response *resp)
+serve_request(FCGX_Request *fr, const struct conf *conf,
+    const struct worker_ops *ops, struct db *db, struct buf *body,
+    struct response *resp)
 {
 	struct request		 req;
 	struct timespec		 start;
@@ -121,7 +125,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf, struct db *db,
 	req.body = body->p;
 	req.body_len = body->len;
 
-	result = order_api_handle(db, conf, &req, resp);
+	result = ops->handle(ops->needs_db ? db : NULL, conf, &req, resp);
 	if (result == CREATE_DROP) {
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
@@ -144,7 +148,8 @@ serve_request(FCGX_Request *fr, const struct conf *conf, struct db *db,
  * seen before the next one: a request in hand always finishes.
  */
 int
-worker_main(const struct conf *conf, int listen_fd)
+worker_main(const struct conf *conf, int listen_fd,
+    const struct worker_ops *ops)
 {
 	struct sigaction	 sa;
 	sigset_t		 block, waitmask;
@@ -179,7 +184,8 @@ worker_main(const struct conf *conf, int listen_fd)
 
 	srandom((unsigned int)(getpid() ^ time(NULL)));
 	db_init(&db, conf);
-	db_connect(&db);	/* a failure is retried per request */
+	if (ops->needs_db)
+		db_connect(&db);	/* a failure is retried per request */
 	buf_init(&body, conf->max_body_bytes);
 	response_init(&resp);
 	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, listen_fd,
@@ -202,7 +208,7 @@ worker_main(const struct conf *conf, int listen_fd)
 		/* The socket is non-blocking: another worker may win. */
 		if (FCGX_Accept_r(&fr) < 0)
 			continue;
-		serve_request(&fr, conf, &db, &body, &resp);
+		serve_request(&fr, conf, ops, &db, &body, &resp);
 		FCGX_Finish_r(&fr);
 		served++;
 	}

@@ -5,12 +5,28 @@
 #ifndef IDEMORDERS_WORKER_H
 #define IDEMORDERS_WORKER_H
 
+#include "order_api.h"
+
 struct conf;
+struct db;
+struct request;
+struct response;
+
+/* Answers one request; db is NULL when the handler needs none. */
+typedef enum create_result (*request_handler)(struct db *,
+    const struct conf *, struct request *, struct response *);
+
+struct worker_ops {
+	request_handler	 handle;
+	int		 needs_db;
+};
 
 /* Exit statuses a worker reports to the supervisor. */
 #define WORKER_EXIT_RECYCLE	0	/* served max_requests, or asked to stop */
 #define WORKER_EXIT_FAILURE	1
 
-int	worker_main(const struct conf *, int);
+extern const struct worker_ops worker_orders;
+
+int	worker_main(const struct conf *, int, const struct worker_ops *);
 
 #endif
