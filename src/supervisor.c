@@ -285,7 +285,7 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 		now = time(NULL);
 		quick = now - s->started < QUICK_DEATH;
 		if (WIFEXITED(status) && WEXITSTATUS(status) ==
-		    WORKER_EXIT_RECYCLE && !quick) {
+		    WORKER_EXIT_RECYCLE) {
 			log_debug("worker %ld recycled", (long)pid);
 			s->delay = 0;
 			spawn(pool, s, conf);
@@ -413,6 +413,8 @@ supervisor_run(const char *path, struct conf *conf,
 	pool_generation(&pool, conf->workers, conf);
 	while (!got_term) {
 		sigsuspend(&empty);
+		if (got_term)
+			break;
 		if (got_chld) {
 			got_chld = 0;
 			pool_reap(&pool, conf, 0);

@@ -2,6 +2,7 @@
 # GET /orders/_health answers 200 {"status":"ok"} with Cache-Control:
 # no-store through every front end, with and without credentials (the
 # health check is exempt from authentication), and straight on the socket.
+# shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
 for s in $ALL_SERVERS; do

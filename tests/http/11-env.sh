@@ -3,6 +3,7 @@
 # user (REMOTE_USER) and the Idempotency-Key header (HTTP_IDEMPOTENCY_KEY).
 # Identity comes only from the environment the web server sets, never from
 # a request header.
+# shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
 for s in $ALL_SERVERS; do

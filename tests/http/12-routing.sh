@@ -3,6 +3,7 @@
 # and PATH_INFO differently; the application routes on REQUEST_URI):
 # unknown paths are 404 NOT_FOUND, a wrong method on a known path is 405
 # METHOD_NOT_ALLOWED with Allow, errors are application/problem+json.
+# shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
 for s in $ALL_SERVERS; do

@@ -2,6 +2,7 @@
 # The prefork supervisor: a killed worker is replaced while the others keep
 # serving; SIGHUP re-reads the config and replaces the workers; SIGTERM
 # stops the master and every worker and removes the socket.
+# shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
 # The live (non-zombie) children of PID, one per line, sorted.
@@ -9,7 +10,7 @@ children() {
 	local p
 	for p in $(pgrep -P "$1" 2>/dev/null); do
 		alive "$p" && echo "$p"
-	done | sort -n
+	done | LC_ALL=C sort
 }
 
 # True while PID exists and is not a zombie.
@@ -57,7 +58,7 @@ before=$(children "$master")
 if [[ $(echo "$before" | grep -c .) -eq $want ]]; then
 	ok "pool has $want workers"
 else
-	fail "pool workers" "expected $want, got: $(echo $before)"
+	fail "pool workers" "expected $want, got: ${before//$'\n'/ }"
 fi
 
 victim=$(echo "$before" | head -n 1)
@@ -73,9 +74,9 @@ else
 	fail "respawn" "children now: $(children "$master" | tr '\n' ' ')"
 fi
 after=$(children "$master")
-new=$(comm -13 <(echo "$before") <(echo "$after") | grep -c .)
+new=$(LC_ALL=C comm -13 <(echo "$before") <(echo "$after") | grep -c .)
 [[ $new -eq 1 ]] && ok "exactly one new worker pid" ||
-    fail "new worker pid" "before: $(echo $before); after: $(echo $after)"
+    fail "new worker pid" "before: ${before//$'\n'/ }; after: ${after//$'\n'/ }"
 alive "$master" && ok "master $master survived the worker's death" ||
     fail "master" "master $master is gone"
 
@@ -139,7 +140,7 @@ else
 	fail "SIGHUP" "workers now: $(children "$ppid" | tr '\n' ' ')"
 fi
 alive "$ppid" && ok "master $ppid survived SIGHUP" || fail "SIGHUP" "master exited"
-stale=$(comm -12 <(echo "$old") <(children "$ppid") | grep -c .)
+stale=$(LC_ALL=C comm -12 <(echo "$old") <(children "$ppid") | grep -c .)
 [[ $stale -eq 0 ]] && ok "SIGHUP replaced every old worker" ||
     fail "SIGHUP" "$stale old workers still serve"
 FCGI_SOCKET=$psock fcgi_req GET "$MOUNT/_health"

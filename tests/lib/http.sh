@@ -128,9 +128,13 @@ _headers_from() {
 req() {
 	local method=$1 url=$2
 	shift 2
+	local how=(-X "$method")
+	[[ $method == HEAD ]] && how=(--head)
 	REQ_DESC="$method $url"
+	rm -f "$T_TMP/body" "$T_TMP/headers.raw"
+	: >"$T_TMP/headers.raw"
 	STATUS=$(curl -s -S -o "$T_TMP/body" -D "$T_TMP/headers.raw" \
-	    -w '%{http_code}' --max-time 60 -X "$method" "$@" "$url" 2>"$T_TMP/curl.err")
+	    -w '%{http_code}' --max-time 60 "${how[@]}" "$@" "$url" 2>"$T_TMP/curl.err")
 	if [[ $? -ne 0 ]]; then
 		STATUS=000
 		printf '       curl: %s\n' "$(head -c 300 "$T_TMP/curl.err")"
@@ -143,7 +147,7 @@ req() {
 # responder's socket.  The environment is exactly the CGI basics plus the
 # given NAME=VALUE pairs (no REMOTE_USER unless given).
 fcgi_req() {
-	local data= have_data=0 method uri path query
+	local data='' have_data=0 method uri path query
 	if [[ ${1:-} == -d ]]; then
 		data=$2
 		have_data=1

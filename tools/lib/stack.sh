@@ -397,7 +397,7 @@ stack_up() {
 	prepare_dirs
 	write_responder_confs
 	db_start
-	db_prepare "$DB_NAME" "$CONF"
+	[[ ${DB_PREPARED:-} == 1 ]] || db_prepare "$DB_NAME" "$CONF"
 	install_runbin
 	serve_start
 	make_htpasswd
@@ -414,6 +414,7 @@ stack_up() {
 		die "the stack is up but health does not answer 200 everywhere"
 	fi
 	stack_status
+	[[ $STACK == dev ]] || return 0
 	cat <<EOF
 
 Try:

@@ -61,7 +61,7 @@ collect_results() {
 # without a failing RESULT line, or is skipped (a missing database is a
 # failure here, never a skip), counts as one failure.
 run_make_check() {
-	local dir=$1 prefix=$2 rc trs log name res ntrs=0
+	local dir=$1 prefix=$2 rc trs log name res nfail=0
 	find "$dir" -name '*.trs' -delete
 	say "make check (in ${dir#"$REPO"/})"
 	set +e
@@ -72,23 +72,28 @@ run_make_check() {
 	set -e
 	while read -r trs; do
 		[[ -n $trs ]] || continue
-		ntrs=$((ntrs + 1))
 		log=${trs%.trs}.log
 		name=${trs#"$dir"/}
 		name=${name%.trs}
 		res=$(sed -n 's/^:test-result: *//p' "$trs" | head -n 1)
 		collect_results "$log" "$prefix"
+		nfail=$((nfail + CR_NF))
 		case $res in
 		PASS|XFAIL)
 			[[ $CR_N -gt 0 ]] || result "$prefix$name" 1 0 ;;
 		SKIP)
-			result "$prefix$name(skipped)" 0 1 ;;
+			result "$prefix$name(skipped)" 0 1
+			nfail=$((nfail + 1)) ;;
 		*)
-			[[ $CR_NF -gt 0 ]] || result "$prefix$name($res)" 0 1 ;;
+			if [[ $CR_NF -eq 0 ]]; then
+				result "$prefix$name($res)" 0 1
+				nfail=$((nfail + 1))
+			fi ;;
 		esac
 	done < <(find "$dir" -name '*.trs' | LC_ALL=C sort)
 	if [[ $rc -ne 0 ]]; then
-		[[ $ntrs -gt 0 ]] || result "${prefix}make-check" 0 1
+		# Failed before or beside the tests (a test that did not build).
+		[[ $nfail -gt 0 ]] || result "${prefix}make-check" 0 1
 		if [[ -f $dir/test-suite.log ]]; then
 			say "--- ${dir#"$REPO"/}/test-suite.log ---"
 			head -n 300 "$dir/test-suite.log" >&2
@@ -177,6 +182,7 @@ run_tests() {
 		TESTS_DONE=1
 		exit 1
 	fi
+	BUILT_MAIN=1
 
 	write_responder_confs
 	step db_start
@@ -186,6 +192,7 @@ run_tests() {
 		TESTS_DONE=1
 		exit 1
 	fi
+	DB_PREPARED=1
 
 	if [[ $mode == full ]]; then
 		step db_reset_check
