@@ -112,6 +112,9 @@ db_connect(struct db *db)
 	if ((db->my = mysql_init(NULL)) == NULL)
 		return db_classify(db, CR_OUT_OF_MEMORY, "out of memory");
 	connect_s = (unsigned int)((c->db_connect_timeout_ms + 999) / 1000);
+	if (db->connect_budget_ms > 0 &&
+	    db->connect_budget_ms < c->db_connect_timeout_ms)
+		connect_s = (unsigned int)((db->connect_budget_ms + 999) / 1000);
 	rw_s = (unsigned int)((c->request_deadline_ms + 999) / 1000) + 1;
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
 	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rw_s);

@@ -40,6 +40,7 @@ struct db {
 	const struct conf	*conf;
 	MYSQL			*my;		/* NULL when disconnected */
 	MYSQL_STMT		*stmts[DBS_COUNT];
+	long			 connect_budget_ms;	/* 0: db_connect_timeout */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;
 	unsigned int		 last_errno;

@@ -388,8 +388,11 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 
 	if ((left = remaining_ms(c)) <= 0)
 		return retry_transient(c, resp);
-	if ((rc = db_ensure(c->db)) != DB_OK ||
-	    (rc = db_wait_limits(c->db, left)) != DB_OK)
+	/* The remaining deadline bounds the connect and every wait. */
+	c->db->connect_budget_ms = left;
+	rc = db_ensure(c->db);
+	c->db->connect_budget_ms = 0;
+	if (rc != DB_OK || (rc = db_wait_limits(c->db, left)) != DB_OK)
 		return attempt_failed(c, rc, "connect", resp);
 
 	/* 1. Claim the scope; the unique key alone decides. */
