@@ -161,7 +161,7 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 {
 	struct ledger_record	 rec;
 	enum attempt		 a;
-	int			 rc;
+	int			 rc, terminal;
 
 	ledger_record_init(&rec);
 	if (FAULT(c->req->fault, FP_CONFLICT_READ, c->attempt) == FAULT_NULL)
@@ -184,16 +184,17 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		goto out;
 	}
 	a = ATTEMPT_DONE;
-	if (strcmp(rec.fingerprint, c->req->fingerprint) != 0) {
+	terminal = strcmp(rec.status, "SUCCEEDED") == 0 ||
+	    strcmp(rec.status, "FAILED_FINAL") == 0;
+	if (strcmp(rec.status, "EXPIRED") == 0 || (terminal && rec.expired))
+		/* Expired is final whatever the body: never a new order. */
+		answer_expired(c, rec.resource_id, resp);
+	else if (strcmp(rec.fingerprint, c->req->fingerprint) != 0) {
 		response_error(resp, c->conf->key_reused_status,
 		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
 		    "already used with a different request body");
 		resp->outcome = "conflict";
-	} else if (strcmp(rec.status, "EXPIRED") == 0 ||
-	    (rec.expired && (strcmp(rec.status, "SUCCEEDED") == 0 ||
-	    strcmp(rec.status, "FAILED_FINAL") == 0)))
-		answer_expired(c, rec.resource_id, resp);
-	else if (strcmp(rec.status, "SUCCEEDED") == 0 ||
+	} else if (strcmp(rec.status, "SUCCEEDED") == 0 ||
 	    strcmp(rec.status, "FAILED_FINAL") == 0)
 		answer_stored(&rec, replayed, resp);
 	else if (strcmp(rec.status, "PROCESSING") == 0)

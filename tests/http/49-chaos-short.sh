@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A short chaos run (tests/chaos/run) against the test stack: 600 sends
+# over 120 keys from 8 clients through lighttpd while a random worker is
+# SIGKILLed about once a second and MariaDB is killed and restarted once;
+# then a smaller one through Apache with worker kills only.  Every
+# invariant the run checks (one order per key, every 201 naming it, ledger
+# and orders in step, stock conserved) must hold.
+. "$(dirname -- "$0")/../lib/http.sh"
+. "$(dirname -- "$0")/../chaos/order-helpers.sh"
+
+CHAOS=$REPO/tests/chaos/run
+
+# chaos WHAT ARGS...: one run; its summary line must report no violation.
+chaos() {
+	local what=$1 out=$T_TMP/chaos.out rc line
+	shift
+	echo "--- tests/chaos/run $*"
+	"$CHAOS" --serve-pidfile "$SERVE_PIDFILE" --sql "$(printf %q "$DEV") sql" \
+	    --restart-db "$(printf %q "$DEV") chaos restart-db" --widen 30 --timeout 40 "$@" \
+	    >"$out" 2>"$T_TMP/chaos.err"
+	rc=$?
+	sed 's/^/    /' "$T_TMP/chaos.err" | tail -n 50
+	line=$(grep '^chaos: requests=' "$out" | tail -n 1)
+	echo "    $line"
+	if [[ $line =~ ^chaos:\ requests=[0-9]+\ retries=[0-9]+\ created=[0-9]+\ replays=[0-9]+\ conflicts=[0-9]+\ orders=[0-9]+\ violations=([0-9]+)$ ]]; then
+		ok "$what: one summary line"
+		[[ ${BASH_REMATCH[1]} == 0 ]] && ok "$what: no violation" ||
+		    fail "$what: violations" "$line"
+	else
+		fail "$what: summary line" "got '$line'"
+	fi
+	[[ $rc == 0 ]] && ok "$what: exit status 0" || fail "$what: exit status" "$rc"
+	CHAOS_LINE=$line
+}
+
+chaos "lighttpd, worker kills and a MariaDB restart" \
+    --base "$LIGHTTPD_URL$MOUNT" --requests 600 --keys 120 --clients 8
+created=$(sed -n 's/.* created=\([0-9]*\) .*/\1/p' <<<"$CHAOS_LINE")
+[[ ${created:-0} -gt 0 ]] && ok "lighttpd run created $created orders" ||
+    fail "lighttpd run" "created no order"
+grep -q 'chaos: restarting MariaDB' "$T_TMP/chaos.err" &&
+    ok "lighttpd run: MariaDB was restarted during the run" ||
+    fail "lighttpd run" "no MariaDB restart happened"
+kills=$(sed -n 's/.*ms, \([0-9]*\) worker kills.*/\1/p' "$T_TMP/chaos.err")
+[[ ${kills:-0} -ge 1 ]] && ok "lighttpd run: $kills worker kills" ||
+    fail "lighttpd run" "no worker was killed"
+
+chaos "apache, worker kills" \
+    --base "$APACHE_URL$MOUNT" --requests 200 --keys 50 --clients 6 \
+    --no-db-restart
+
+# The stack as the next scripts expect it.
+for s in $ALL_SERVERS; do
+	for ((i = 0; i < 100; i++)); do
+		c=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$(url_of "$s")$MOUNT/_health")
+		[[ $c == 200 ]] && break
+		sleep 0.2
+	done
+	[[ $c == 200 ]] && ok "$s health 200 after the chaos" ||
+	    fail "$s health after the chaos" "answers $c"
+done
+pool_wait_full 60 && ok "pool whole again after the chaos" ||
+    fail "pool after the chaos" "fewer workers than configured"
+finish
