@@ -1,4 +1,5 @@
 # tests/lib/http.sh -- helpers for the HTTP test scripts (tests/http/*.sh).
+# shellcheck shell=bash
 #
 # Source it first thing:   . "$(dirname "$0")/../lib/http.sh"
 #
@@ -14,7 +15,8 @@
 #
 #   req METHOD URL [curl args...]   one HTTP request; sets STATUS, BODY,
 #                                   HEADERS (a file: "name: value" lines,
-#                                   names lower-cased)
+#                                   names lower-cased); the exact body
+#                                   bytes are in $T_TMP/body
 #   fcgi_req [-d BODY] METHOD URI [NAME=VALUE...]
 #                                   the same straight to the FastCGI
 #                                   socket (cgi-fcgi), with exactly the
@@ -44,15 +46,16 @@ case $IDEMORDERS_STACK in
 dev)	_ports=(8080 8081 8082) ;;
 *)	_ports=(18080 18081 18082) ;;
 esac
-: "${LIGHTTPD_URL:=http://127.0.0.1:${_ports[0]}}"
-: "${APACHE_URL:=http://127.0.0.1:${_ports[1]}}"
-: "${FCGID_URL:=http://127.0.0.1:${_ports[2]}}"
+_off=${IDEMORDERS_PORT_OFFSET:-0}
+: "${LIGHTTPD_URL:=http://127.0.0.1:$((_ports[0] + _off))}"
+: "${APACHE_URL:=http://127.0.0.1:$((_ports[1] + _off))}"
+: "${FCGID_URL:=http://127.0.0.1:$((_ports[2] + _off))}"
 : "${FCGI_SOCKET:=$RUNDIR/idemorders.sock}"
 : "${IDEMORDERS_BIN:=$REPO/var/$IDEMORDERS_STACK/build/src/idemorders}"
 : "${IDEMORDERS_CONF:=$RUNDIR/idemorders.conf}"
 : "${SERVE_PIDFILE:=$RUNDIR/idemorders.pid}"
 : "${LOGDIR:=$REPO/var/$IDEMORDERS_STACK/log}"
-unset _ports
+unset _ports _off
 
 MOUNT=/orders
 ALICE=alice:alice-secret
@@ -139,7 +142,8 @@ req() {
 		STATUS=000
 		printf '       curl: %s\n' "$(head -c 300 "$T_TMP/curl.err")"
 	fi
-	BODY=$(cat "$T_TMP/body" 2>/dev/null)
+	[[ -f $T_TMP/body ]] || : >"$T_TMP/body"
+	BODY=$(cat "$T_TMP/body")
 	_headers_from "$T_TMP/headers.raw"
 }
 

@@ -1,4 +1,5 @@
 # tools/lib/build.sh -- out-of-tree builds for tools/dev.
+# shellcheck shell=bash
 
 # Generate ./configure when it is missing or older than configure.ac.
 ensure_configure() {

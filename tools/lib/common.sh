@@ -1,4 +1,5 @@
 # tools/lib/common.sh -- paths, logging, pids and packages for tools/dev.
+# shellcheck shell=bash
 # Sourced by tools/dev; expects REPO and PROG to be set.
 
 PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
@@ -22,6 +23,12 @@ stack_vars() {
 		DB_PORT=13307 ;;
 	*)	die "IDEMORDERS_STACK must be dev or test, not '$STACK'" ;;
 	esac
+	# IDEMORDERS_PORT_OFFSET=N moves all four ports by N, so that the
+	# same stack of two clones can run at once (e.g. 100: 18180...).
+	local off=${IDEMORDERS_PORT_OFFSET:-0}
+	[[ $off =~ ^[0-9]+$ ]] || die "IDEMORDERS_PORT_OFFSET must be a number"
+	LIGHTTPD_PORT=$((LIGHTTPD_PORT + off)) APACHE_PORT=$((APACHE_PORT + off))
+	FCGID_PORT=$((FCGID_PORT + off)) DB_PORT=$((DB_PORT + off))
 	HASH=$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
 
 	# Runtime: world-traversable, so that www-data (Apache children,
@@ -120,6 +127,14 @@ wait_gone() {
 		sleep 0.1
 	done
 	! proc_running "$pid"
+}
+
+# Die unless nothing listens on 127.0.0.1:PORT (for WHAT).
+need_free_port() {
+	local port=$1 what=$2
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		die "127.0.0.1:$port ($what of stack '$STACK') is already in use: another server, or the same stack of another clone of the repository (stop that one first)"
+	fi
 }
 
 # Install the packages that are missing; apt-get update only if needed.

@@ -1,4 +1,5 @@
 # tools/lib/stack.sh -- start, stop and inspect the private stack.
+# shellcheck shell=bash
 #
 # Every daemon is started with fd 9 (the stack lock) closed, records its
 # pid in RUN, and is stopped by that pid only after checking that the pid
@@ -70,6 +71,7 @@ db_start() {
 			die "mariadb-install-db failed"
 		fi
 	fi
+	need_free_port "$DB_PORT" MariaDB
 	say "starting mariadbd on 127.0.0.1:$DB_PORT"
 	setsid mariadbd --defaults-file="$MY_CNF" </dev/null \
 	    >>"$LOGDIR/mariadb.out" 2>&1 9>&- &
@@ -184,6 +186,15 @@ $common
 db_name = $CHECK_DB_NAME
 schema_dir = $REPO/schema
 EOF
+	# Local settings for this stack (e.g. out_of_stock = retryable,
+	# key_retention = 30s), kept across 'up': var/<stack>/idemorders.local.conf.
+	if [[ -f $VAR/idemorders.local.conf ]]; then
+		local f
+		for f in "$CONF.tmp" "$FCGID_CONF.tmp"; do
+			printf '\n# From %s:\n' "$VAR/idemorders.local.conf" >>"$f"
+			cat "$VAR/idemorders.local.conf" >>"$f"
+		done
+	fi
 	chmod 0644 "$CONF.tmp" "$FCGID_CONF.tmp" "$CHECK_CONF.tmp"
 	mv -f "$CONF.tmp" "$CONF"
 	mv -f "$FCGID_CONF.tmp" "$FCGID_CONF"
@@ -285,6 +296,7 @@ lighttpd_start() {
 		say "config changed: restarting lighttpd"
 		lighttpd_stop
 	fi
+	need_free_port "$LIGHTTPD_PORT" lighttpd
 	say "starting lighttpd on $LIGHTTPD_URL"
 	rm -f "$LIGHTTPD_PIDFILE"
 	if ! lighttpd -f "$LIGHTTPD_CONF" </dev/null \
@@ -344,6 +356,8 @@ EOF
 		say "config or binary changed: restarting apache2"
 		apache_stop
 	fi
+	need_free_port "$APACHE_PORT" "Apache proxy_fcgi"
+	need_free_port "$FCGID_PORT" "Apache mod_fcgid"
 	say "starting apache2 on $APACHE_URL (proxy_fcgi) and $FCGID_URL (fcgid)"
 	rm -f "$APACHE_PIDFILE"
 	if ! apache_ctl -k start </dev/null >>"$LOGDIR/apache.out" 2>&1 9>&-; then
@@ -463,6 +477,16 @@ stack_status() {
 	pid=$(pid_alive "$APACHE_PIDFILE" apache2 || true)
 	status_line apache2 "$pid" "$APACHE_URL$MOUNT/ (proxy_fcgi)  $FCGID_URL$MOUNT/ (fcgid)"
 	echo "  users      alice/alice-secret  bob/bob-secret"
+	if [[ -n $pid ]] || pid_alive "$LIGHTTPD_PIDFILE" lighttpd >/dev/null; then
+		printf '  health     lighttpd %s  apache %s  fcgid %s\n' \
+		    "$(health_code "$LIGHTTPD_URL")" "$(health_code "$APACHE_URL")" \
+		    "$(health_code "$FCGID_URL")"
+	fi
+}
+
+# The HTTP status of GET URL/orders/_health (000: no answer).
+health_code() {
+	curl -s -o /dev/null -m 5 -w '%{http_code}' "$1$MOUNT/_health" || true
 }
 
 stack_expire() {

@@ -1,4 +1,5 @@
 # tools/lib/test.sh -- `tools/dev test`: what CI runs.
+# shellcheck shell=bash
 #
 # Every component reports "RESULT <suite> <passed> <failed>" lines; they
 # are collected in RESULTS and summed into the last line printed,
