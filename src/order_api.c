@@ -18,44 +18,18 @@
 
 #define PRINCIPAL_MAX	255
 
-/* Check that s is 1..max bytes of UTF-8 without control characters. */
+/* Check that s is 1..PRINCIPAL_MAX bytes of UTF-8 without controls. */
 static int
 principal_ok(const char *s)
 {
 	const unsigned char	*p = (const unsigned char *)s;
 	size_t			 n = strlen(s), i, k;
-	unsigned int		 cp;
 
 	if (n == 0 || n > PRINCIPAL_MAX)
 		return 0;
 	for (i = 0; i < n; i += k) {
-		if (p[i] < 0x80) {
-			if (p[i] < 0x20 || p[i] == 0x7f)
-				return 0;
-			k = 1;
-			continue;
-		}
-		if ((p[i] & 0xe0) == 0xc0) {
-			k = 2;
-			cp = p[i] & 0x1f;
-		} else if ((p[i] & 0xf0) == 0xe0) {
-			k = 3;
-			cp = p[i] & 0x0f;
-		} else if ((p[i] & 0xf8) == 0xf0) {
-			k = 4;
-			cp = p[i] & 0x07;
-		} else
-			return 0;
-		if (i + k > n)
-			return 0;
-		for (size_t j = 1; j < k; j++) {
-			if ((p[i + j] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (p[i + j] & 0x3f);
-		}
-		if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) ||
-		    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
+		k = utf8_seq_len(p + i, n - i);
+		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f)
 			return 0;
 	}
 	return 1;

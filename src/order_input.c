@@ -265,7 +265,7 @@ order_input_content_type(const char *ct, struct problem *pb)
  * Return the length of the UTF-8 sequence at s (avail bytes left), or 0
  * when it is not valid: overlong, a surrogate, above U+10FFFF, cut short.
  */
-static size_t
+size_t
 utf8_seq_len(const unsigned char *s, size_t avail)
 {
 	size_t		 k, n;

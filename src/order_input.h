@@ -67,4 +67,7 @@ void	order_input_clear(struct order_input *);
 
 const char *shipping_name(enum shipping);
 
+/* Length of the valid UTF-8 sequence at s (avail bytes), 0 if invalid. */
+size_t	utf8_seq_len(const unsigned char *, size_t);
+
 #endif
