@@ -76,20 +76,33 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 	scope.principal = "dbtx";
 	scope.operation = LEDGER_OPERATION_CREATE_ORDER;
 	scope.key = key;
-	if ((rc = ledger_insert(db, &scope, "0000000000000000000000000000000"
-	    "000000000000000000000000000000000", 86400)) != DB_OK ||
-	    (rc = db_exec(db, "SAVEPOINT order_work")) != DB_OK ||
-	    (rc = store_lock_stock(db, in, rows)) != DB_OK ||
-	    (rc = store_insert_order(db, "dbtx", key, in, time(NULL),
-	    &id)) != DB_OK ||
-	    (rc = store_insert_item(db, id, &in->items[0], price)) != DB_OK ||
-	    (rc = store_decrease_stock(db, &in->items[0])) != DB_OK)
+	rc = ledger_insert(db, &scope, "0000000000000000000000000000000"
+	    "000000000000000000000000000000000", 86400);
+	if (rc != DB_OK)
+		goto fail;
+	rc = db_exec(db, "SAVEPOINT order_work");
+	if (rc != DB_OK)
+		goto fail;
+	rc = store_lock_stock(db, in, rows);
+	if (rc != DB_OK)
+		goto fail;
+	rc = store_insert_order(db, "dbtx", key, in, time(NULL), &id);
+	if (rc != DB_OK)
+		goto fail;
+	rc = store_insert_item(db, id, &in->items[0], price);
+	if (rc != DB_OK)
+		goto fail;
+	rc = store_decrease_stock(db, &in->items[0]);
+	if (rc != DB_OK)
 		goto fail;
 	order_id_format(oid, sizeof(oid), id);
 	response_reset(resp);
 	response_json(resp, 201, "{\"orderId\":\"x\"}", 15);
-	if ((rc = ledger_finish(db, &scope, "SUCCEEDED", resp, oid)) != DB_OK ||
-	    (rc = db_commit(db)) != DB_OK)
+	rc = ledger_finish(db, &scope, "SUCCEEDED", resp, oid);
+	if (rc != DB_OK)
+		goto fail;
+	rc = db_commit(db);
+	if (rc != DB_OK)
 		goto fail;
 	return 0;
 fail:
@@ -119,7 +132,10 @@ run(void *arg)
 		w->errors++;
 		return NULL;
 	}
-	while ((t0 = now_s()) < seconds) {
+	for (;;) {
+		t0 = now_s();
+		if (t0 >= seconds)
+			break;
 		if (nskus > 0)
 			snprintf(in.items[0].sku, sizeof(in.items[0].sku),
 			    "%s-%02d", sku, (int)(random() % nskus));
@@ -156,7 +172,10 @@ main(int argc, char *argv[])
 	long			 tx = 0, errors = 0, nall = 0, i, j;
 	int			 ch, threads = 4;
 
-	while ((ch = getopt(argc, argv, "c:t:s:k:n:")) != -1) {
+	for (;;) {
+		ch = getopt(argc, argv, "c:t:s:k:n:");
+		if (ch == -1)
+			break;
 		switch (ch) {
 		case 'c':
 			path = optarg;
@@ -195,7 +214,8 @@ main(int argc, char *argv[])
 	for (i = 0; i < threads; i++)
 		pthread_join(w[i].tid, NULL);
 	elapsed = now_s();
-	if ((all = calloc(MAX_SAMPLES, sizeof(double))) == NULL)
+	all = calloc(MAX_SAMPLES, sizeof(double));
+	if (all == NULL)
 		fatal("calloc");
 	for (i = 0; i < threads; i++) {
 		tx += w[i].tx;

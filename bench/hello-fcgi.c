@@ -43,7 +43,10 @@ main(int argc, char *argv[])
 	char		 err[512];
 	int		 ch;
 
-	while ((ch = getopt(argc, argv, "c:")) != -1) {
+	for (;;) {
+		ch = getopt(argc, argv, "c:");
+		if (ch == -1)
+			break;
 		if (ch != 'c') {
 			fprintf(stderr, "usage: hello-fcgi -c FILE\n");
 			return 2;
@@ -55,7 +58,8 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	log_init("hello-fcgi", 0, LOG_INFO);
-	if ((conf = malloc(sizeof(*conf))) == NULL)
+	conf = malloc(sizeof(*conf));
+	if (conf == NULL)
 		fatal("malloc");
 	if (conf_load(conf, path, err, sizeof(err)) == -1)
 		fatalx("%s", err);

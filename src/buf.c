@@ -51,7 +51,8 @@ buf_grow(struct buf *b, size_t n)
 	ncap = b->cap ? b->cap : 256;
 	while (ncap < want)
 		ncap *= 2;
-	if ((np = realloc(b->p, ncap)) == NULL)
+	np = realloc(b->p, ncap);
+	if (np == NULL)
 		return BUF_NOMEM;
 	b->p = np;
 	b->cap = ncap;
@@ -64,7 +65,8 @@ buf_add(struct buf *b, const void *data, size_t n)
 {
 	int	 rc;
 
-	if ((rc = buf_grow(b, n)) != BUF_OK)
+	rc = buf_grow(b, n);
+	if (rc != BUF_OK)
 		return rc;
 	if (n > 0)
 		memcpy(b->p + b->len, data, n);
@@ -99,7 +101,8 @@ buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	va_end(ap2);
 	if (n < 0)
 		return BUF_NOMEM;
-	if ((rc = buf_grow(b, (size_t)n)) != BUF_OK)
+	rc = buf_grow(b, (size_t)n);
+	if (rc != BUF_OK)
 		return rc;
 	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
@@ -133,14 +136,16 @@ buf_add_json_string(struct buf *b, const char *s, size_t n)
 	char		 esc[7];
 	int		 rc;
 
-	if ((rc = buf_addc(b, '"')) != BUF_OK)
+	rc = buf_addc(b, '"');
+	if (rc != BUF_OK)
 		return rc;
 	start = 0;
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		if ((rc = buf_add(b, s + start, i - start)) != BUF_OK)
+		rc = buf_add(b, s + start, i - start);
+		if (rc != BUF_OK)
 			return rc;
 		start = i + 1;
 		esc[0] = '\\';
@@ -158,14 +163,17 @@ buf_add_json_string(struct buf *b, const char *s, size_t n)
 			esc[3] = '0';
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 0xf];
-			if ((rc = buf_add(b, esc, 6)) != BUF_OK)
+			rc = buf_add(b, esc, 6);
+			if (rc != BUF_OK)
 				return rc;
 			continue;
 		}
-		if ((rc = buf_add(b, esc, 2)) != BUF_OK)
+		rc = buf_add(b, esc, 2);
+		if (rc != BUF_OK)
 			return rc;
 	}
-	if ((rc = buf_add(b, s + start, n - start)) != BUF_OK)
+	rc = buf_add(b, s + start, n - start);
+	if (rc != BUF_OK)
 		return rc;
 	return buf_addc(b, '"');
 }

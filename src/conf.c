@@ -222,7 +222,8 @@ read_password_file(const char *path, char **out, char *err, size_t errsz)
 	char	 line[1024];
 	size_t	 n;
 
-	if ((fp = fopen(path, "r")) == NULL) {
+	fp = fopen(path, "r");
+	if (fp == NULL) {
 		snprintf(err, errsz, "cannot read %s: %s", path,
 		    strerror(errno));
 		return -1;
@@ -236,7 +237,8 @@ read_password_file(const char *path, char **out, char *err, size_t errsz)
 		snprintf(err, errsz, "%s is empty", path);
 		return -1;
 	}
-	if ((*out = strdup(line)) == NULL) {
+	*out = strdup(line);
+	if (*out == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
@@ -252,7 +254,8 @@ valid_listen(const char *v)
 
 	if (strncmp(v, "unix:", 5) == 0)
 		return v[5] == '/' && strlen(v + 5) < 108;
-	if ((colon = strrchr(v, ':')) == NULL || colon == v)
+	colon = strrchr(v, ':');
+	if (colon == NULL || colon == v)
 		return 0;
 	if (parse_long(colon + 1, &port) == -1 || port < 1 || port > 65535)
 		return 0;
@@ -402,7 +405,8 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		*sp = dup;
 		return 0;
 	}
-	if ((dup = strdup(v)) == NULL) {
+	dup = strdup(v);
+	if (dup == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
@@ -462,7 +466,8 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 		key = trim(line);
 		if (*key == '\0' || *key == '#')
 			continue;
-		if ((eq = strchr(key, '=')) == NULL) {
+		eq = strchr(key, '=');
+		if (eq == NULL) {
 			snprintf(err, errsz, "%s:%d: expected \"key = value\"",
 			    name, lineno);
 			return -1;
@@ -507,15 +512,20 @@ conf_load(struct conf *c, const char *path, char *err, size_t errsz)
 	int	 fd, rc = -1;
 
 	conf_defaults(c);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if ((text = malloc(CONF_FILE_MAX)) == NULL) {
+	text = malloc(CONF_FILE_MAX);
+	if (text == NULL) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	while ((n = read(fd, text + len, CONF_FILE_MAX - len)) > 0) {
+	for (;;) {
+		n = read(fd, text + len, CONF_FILE_MAX - len);
+		if (n <= 0)
+			break;
 		len += (size_t)n;
 		if (len == CONF_FILE_MAX) {
 			snprintf(err, errsz, "%s: file too large", path);

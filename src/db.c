@@ -109,7 +109,8 @@ db_connect(struct db *db)
 	int			 rc;
 
 	db_disconnect(db);
-	if ((db->my = mysql_init(NULL)) == NULL)
+	db->my = mysql_init(NULL);
+	if (db->my == NULL)
 		return db_classify(db, CR_OUT_OF_MEMORY, "out of memory");
 	connect_s = (unsigned int)((c->db_connect_timeout_ms + 999) / 1000);
 	if (db->connect_budget_ms > 0 &&
@@ -129,11 +130,13 @@ db_connect(struct db *db)
 		db_disconnect(db);
 		return rc == DB_OK ? DB_LOST : rc;
 	}
-	if ((rc = db_exec(db, "SET SESSION TRANSACTION ISOLATION LEVEL "
-	    "READ COMMITTED")) != DB_OK ||
-	    (rc = db_exec(db, "SET SESSION autocommit = 0, "
-	    "time_zone = '+00:00', "
-	    "sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")) != DB_OK) {
+	rc = db_exec(db, "SET SESSION TRANSACTION ISOLATION LEVEL "
+	    "READ COMMITTED");
+	if (rc == DB_OK)
+		rc = db_exec(db, "SET SESSION autocommit = 0, "
+		    "time_zone = '+00:00', "
+		    "sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'");
+	if (rc != DB_OK) {
 		log_warnx("database session set-up failed: %s",
 		    db->last_error);
 		db_disconnect(db);
@@ -157,12 +160,14 @@ db_ping(struct db *db)
 {
 	int	 rc;
 
-	if ((rc = db_ensure(db)) != DB_OK)
+	rc = db_ensure(db);
+	if (rc != DB_OK)
 		return rc;
 	if (mysql_ping(db->my) == 0)
 		return DB_OK;
 	db_disconnect(db);
-	if ((rc = db_connect(db)) != DB_OK)
+	rc = db_connect(db);
+	if (rc != DB_OK)
 		return rc;
 	return mysql_ping(db->my) == 0 ? DB_OK : db_error(db);
 }
@@ -193,7 +198,8 @@ db_wait_limits(struct db *db, long remaining_ms)
 	snprintf(sql, sizeof(sql), "SET SESSION innodb_lock_wait_timeout = %d,"
 	    " max_statement_time = %ld.%03ld", lock_s, stmt_ms / 1000,
 	    stmt_ms % 1000);
-	if ((rc = db_exec(db, sql)) != DB_OK)
+	rc = db_exec(db, sql);
+	if (rc != DB_OK)
 		return rc;
 	db->lock_wait_s = lock_s;
 	db->stmt_time_ms = stmt_ms;
@@ -210,7 +216,8 @@ db_exec(struct db *db, const char *sql)
 		return db_error(db);
 	if (mysql_query(db->my, sql) != 0)
 		return db_error(db);
-	if ((res = mysql_store_result(db->my)) != NULL)
+	res = mysql_store_result(db->my);
+	if (res != NULL)
 		mysql_free_result(res);
 	return DB_OK;
 }
@@ -259,7 +266,8 @@ db_stmt(struct db *db, enum db_stmt_id id, const char *sql)
 		db_error(db);
 		return NULL;
 	}
-	if ((st = mysql_stmt_init(db->my)) == NULL) {
+	st = mysql_stmt_init(db->my);
+	if (st == NULL) {
 		db_error(db);
 		return NULL;
 	}

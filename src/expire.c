@@ -59,7 +59,8 @@ run(struct db *db, const char *sql, size_t len, long long *params, int np,
 	MYSQL_BIND	 p[2], r[1];
 	int		 i, rc;
 
-	if ((st = mysql_stmt_init(db->my)) == NULL)
+	st = mysql_stmt_init(db->my);
+	if (st == NULL)
 		return db_error(db);
 	if (mysql_stmt_prepare(st, sql, len) != 0) {
 		rc = db_stmt_error(db, st);
@@ -67,7 +68,8 @@ run(struct db *db, const char *sql, size_t len, long long *params, int np,
 	}
 	for (i = 0; i < np; i++)
 		db_bind_i64(&p[i], &params[i]);
-	if ((rc = db_execute(db, st, np ? p : NULL)) != DB_OK)
+	rc = db_execute(db, st, np ? p : NULL);
+	if (rc != DB_OK)
 		goto out;
 	if (is_count) {
 		db_bind_i64(&r[0], rows);
@@ -92,8 +94,10 @@ batches(struct db *db, const char *sql, size_t len, long long *params,
 	int		 rc;
 
 	do {
-		if ((rc = run(db, sql, len, params, np, 0, &rows)) != DB_OK ||
-		    (rc = db_commit(db)) != DB_OK) {
+		rc = run(db, sql, len, params, np, 0, &rows);
+		if (rc == DB_OK)
+			rc = db_commit(db);
+		if (rc != DB_OK) {
 			db_rollback(db);
 			return rc;
 		}
@@ -118,7 +122,8 @@ expire_run(const struct conf *conf, long batch, int dry_run,
 
 	memset(st, 0, sizeof(*st));
 	db_init(&db, conf);
-	if ((rc = db_connect(&db)) != DB_OK) {
+	rc = db_connect(&db);
+	if (rc != DB_OK) {
 		log_warnx("cannot connect to the database: %s", db.last_error);
 		return -1;
 	}

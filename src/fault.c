@@ -40,7 +40,8 @@ fault_parse(struct fault_plan *plan, const char *hdr, char *err, size_t errsz)
 	strcpy(spec, hdr);
 	for (item = strtok_r(spec, ", ", &save); item != NULL;
 	    item = strtok_r(NULL, ", ", &save)) {
-		if ((eq = strchr(item, '=')) == NULL) {
+		eq = strchr(item, '=');
+		if (eq == NULL) {
 			snprintf(err, errsz, "fault \"%s\": expected "
 			    "POINT=ACTION", item);
 			return -1;

@@ -28,7 +28,8 @@ ledger_insert(struct db *db, const struct ledger_scope *s, const char *fp,
 	MYSQL_BIND	 p[5];
 	long long	 ret = retention_s;
 
-	if ((st = db_stmt(db, DBS_LEDGER_INSERT, sql)) == NULL)
+	st = db_stmt(db, DBS_LEDGER_INSERT, sql);
+	if (st == NULL)
 		return db_error(db);
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
 	db_bind_str(&p[1], s->operation, strlen(s->operation));
@@ -78,14 +79,17 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 	my_bool		 nul[7];
 	int		 rc, found = 0;
 
-	if ((st = db_stmt(db, DBS_LEDGER_READ, sql)) == NULL)
+	st = db_stmt(db, DBS_LEDGER_READ, sql);
+	if (st == NULL)
 		return db_error(db);
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
 	db_bind_str(&p[1], s->operation, strlen(s->operation));
 	db_bind_str(&p[2], s->key, strlen(s->key));
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		return rc;
-	if ((body = malloc(READ_BODY_INLINE)) == NULL) {
+	body = malloc(READ_BODY_INLINE);
+	if (body == NULL) {
 		rc = DB_ERROR;
 		goto out;
 	}
@@ -107,7 +111,8 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 		rc = db_stmt_error(db, st);
 		goto out;
 	}
-	if ((rc = db_fetch(db, st)) <= 0)
+	rc = db_fetch(db, st);
+	if (rc <= 0)
 		goto out;
 	found = 1;
 	buf_reset(&rec->headers);
@@ -121,8 +126,12 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 		/* A large body: fetch the whole column again. */
 		char	*big;
 
-		if (len[4] > RESPONSE_BODY_MAX ||
-		    (big = malloc(len[4])) == NULL) {
+		if (len[4] > RESPONSE_BODY_MAX) {
+			rc = DB_ERROR;
+			goto out;
+		}
+		big = malloc(len[4]);
+		if (big == NULL) {
 			rc = DB_ERROR;
 			goto out;
 		}
@@ -167,7 +176,8 @@ ledger_finish(struct db *db, const struct ledger_scope *s, const char *status,
 	MYSQL_BIND	 p[8];
 	int		 code = resp->status, rc;
 
-	if ((st = db_stmt(db, DBS_LEDGER_FINISH, sql)) == NULL)
+	st = db_stmt(db, DBS_LEDGER_FINISH, sql);
+	if (st == NULL)
 		return db_error(db);
 	db_bind_str(&p[0], status, strlen(status));
 	db_bind_int(&p[1], &code);
@@ -184,7 +194,8 @@ ledger_finish(struct db *db, const struct ledger_scope *s, const char *status,
 	db_bind_str(&p[5], s->principal, strlen(s->principal));
 	db_bind_str(&p[6], s->operation, strlen(s->operation));
 	db_bind_str(&p[7], s->key, strlen(s->key));
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		return rc;
 	if (mysql_stmt_affected_rows(st) != 1)
 		return DB_ERROR;

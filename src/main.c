@@ -42,7 +42,8 @@ load(const char *path)
 	struct conf	*c;
 	char		 err[512];
 
-	if ((c = malloc(sizeof(*c))) == NULL)
+	c = malloc(sizeof(*c));
+	if (c == NULL)
 		fatal("malloc");
 	if (conf_load(c, path, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -73,7 +74,10 @@ main(int argc, char *argv[])
 		argv++;
 		argc--;
 	}
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+	for (;;) {
+		ch = getopt_long(argc, argv, "c:hV", longopts, NULL);
+		if (ch == -1)
+			break;
 		switch (ch) {
 		case 'c':
 			path = optarg;

@@ -48,12 +48,17 @@ read_file(const char *path, struct buf *b)
 	size_t	 n;
 	int	 rc = 0;
 
-	if ((fp = fopen(path, "r")) == NULL) {
+	fp = fopen(path, "r");
+	if (fp == NULL) {
 		log_warn("%s", path);
 		return -1;
 	}
-	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+	while (rc == 0) {
+		n = fread(chunk, 1, sizeof(chunk), fp);
+		if (n == 0)
+			break;
 		rc = buf_add(b, chunk, n);
+	}
 	if (ferror(fp))
 		rc = -1;
 	fclose(fp);
@@ -68,7 +73,8 @@ applied(struct db *db, const char *version)
 	MYSQL_BIND	 p[1];
 	int		 rc = -1;
 
-	if ((st = mysql_stmt_init(db->my)) == NULL)
+	st = mysql_stmt_init(db->my);
+	if (st == NULL)
 		return -1;
 	if (mysql_stmt_prepare(st, q_applied, sizeof(q_applied) - 1) != 0)
 		goto out;
@@ -97,12 +103,15 @@ apply(struct db *db, const char *version, const struct buf *sql)
 	if (mysql_real_query(db->my, sql->p, sql->len) != 0)
 		goto fail;
 	do {
-		if ((res = mysql_store_result(db->my)) != NULL)
+		res = mysql_store_result(db->my);
+		if (res != NULL)
 			mysql_free_result(res);
-		if ((status = mysql_next_result(db->my)) > 0)
+		status = mysql_next_result(db->my);
+		if (status > 0)
 			goto fail;
 	} while (status == 0);
-	if ((st = mysql_stmt_init(db->my)) == NULL)
+	st = mysql_stmt_init(db->my);
+	if (st == NULL)
 		goto fail;
 	if (mysql_stmt_prepare(st, q_record, sizeof(q_record) - 1) == 0) {
 		db_bind_str(&p[0], version, strlen(version));
@@ -147,7 +156,8 @@ migrate_run(const struct conf *conf)
 	    "NOT NULL PRIMARY KEY, applied_at DATETIME(6) NOT NULL) "
 	    "ENGINE=InnoDB") != DB_OK || db_commit(&db) != DB_OK)
 		goto dberr;
-	if ((n = scandir(conf->schema_dir, &names, NULL, name_cmp)) == -1) {
+	n = scandir(conf->schema_dir, &names, NULL, name_cmp);
+	if (n == -1) {
 		log_warn("schema_dir %s", conf->schema_dir);
 		goto out;
 	}

@@ -69,12 +69,16 @@ handle_get(struct db *db, const struct request *req, const char *arg,
 			    "out of memory");
 			goto out;
 		}
-		if ((rc = db_ensure(db)) == DB_OK)
+		rc = db_ensure(db);
+		if (rc == DB_OK)
 			rc = store_get_order(db, req->principal, id, v, note,
 			    ORDER_NOTE_MAX * 4 + 1);
-		if (rc == DB_LOST && (rc = db_ensure(db)) == DB_OK)
-			rc = store_get_order(db, req->principal, id, v, note,
-			    ORDER_NOTE_MAX * 4 + 1);
+		if (rc == DB_LOST) {
+			rc = db_ensure(db);
+			if (rc == DB_OK)
+				rc = store_get_order(db, req->principal, id, v,
+				    note, ORDER_NOTE_MAX * 4 + 1);
+		}
 		/* End the read-only transaction autocommit=0 opened. */
 		if (db->my != NULL)
 			db_rollback(db);
@@ -122,7 +126,8 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	char			 ferr[256];
 #endif
 
-	if ((in = calloc(1, sizeof(*in))) == NULL) {
+	in = calloc(1, sizeof(*in));
+	if (in == NULL) {
 		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
 		return CREATE_ANSWER;
 	}

@@ -166,8 +166,11 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 	ledger_record_init(&rec);
 	if (FAULT(c->req->fault, FP_CONFLICT_READ, c->attempt) == FAULT_NULL)
 		rc = 0;
-	else if ((rc = db_ensure(c->db)) == DB_OK)
-		rc = ledger_read(c->db, &c->scope, &rec);
+	else {
+		rc = db_ensure(c->db);
+		if (rc == DB_OK)
+			rc = ledger_read(c->db, &c->scope, &rec);
+	}
 	if (rc < 0) {
 		a = retry_transient(c, resp);
 		goto out;
@@ -225,8 +228,8 @@ answer_purged(struct attempt_ctx *c, struct response *resp)
 	int			 rc;
 
 	db_rollback(c->db);
-	if ((rc = store_order_by_key(c->db, c->req->principal, c->req->key,
-	    &id)) < 0)
+	rc = store_order_by_key(c->db, c->req->principal, c->req->key, &id);
+	if (rc < 0)
 		return attempt_failed(c, rc, "order lookup", resp);
 	db_rollback(c->db);
 	order_id[0] = '\0';
@@ -294,7 +297,8 @@ answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
 	size_t			 i;
 	int			 rc = -1;
 
-	if ((v = calloc(1, sizeof(*v))) == NULL)
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
 		return -1;
 	order_id_format(v->id, sizeof(v->id), id);
 	strcpy(v->status, "CREATED");
@@ -387,13 +391,16 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	size_t			 i;
 	int			 rc, savepoint = 0, rejected = 0;
 
-	if ((left = remaining_ms(c)) <= 0)
+	left = remaining_ms(c);
+	if (left <= 0)
 		return retry_transient(c, resp);
 	/* The remaining deadline bounds the connect and every wait. */
 	c->db->connect_budget_ms = left;
 	rc = db_ensure(c->db);
 	c->db->connect_budget_ms = 0;
-	if (rc != DB_OK || (rc = db_wait_limits(c->db, left)) != DB_OK)
+	if (rc == DB_OK)
+		rc = db_wait_limits(c->db, left);
+	if (rc != DB_OK)
 		return attempt_failed(c, rc, "connect", resp);
 
 	/* 1. Claim the scope; the unique key alone decides. */
@@ -414,10 +421,12 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	FAULT_POINT(FP_AFTER_LEDGER_INSERT);
 
 	/* 2. Savepoint; lock the stock rows in SKU order. */
-	if ((rc = db_exec(c->db, "SAVEPOINT order_work")) != DB_OK)
+	rc = db_exec(c->db, "SAVEPOINT order_work");
+	if (rc != DB_OK)
 		return attempt_failed(c, rc, "savepoint", resp);
 	savepoint = 1;
-	if ((rc = store_lock_stock(c->db, in, rows)) != DB_OK)
+	rc = store_lock_stock(c->db, in, rows);
+	if (rc != DB_OK)
 		return attempt_failed(c, rc, "stock lock", resp);
 
 	/* 3. Every final rule, before the first write. */
@@ -433,21 +442,25 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "order insert", resp);
 	FAULT_POINT(FP_AFTER_ORDER_INSERT);
-	for (i = 0; i < in->nitems; i++)
-		if ((rc = store_insert_item(c->db, id, &in->items[i],
-		    rows[i].unit_price)) != DB_OK)
+	for (i = 0; i < in->nitems; i++) {
+		rc = store_insert_item(c->db, id, &in->items[i],
+		    rows[i].unit_price);
+		if (rc != DB_OK)
 			return attempt_failed(c, rc, "item insert", resp);
-	for (i = 0; i < in->nitems; i++)
-		if ((rc = store_decrease_stock(c->db, &in->items[i])) != DB_OK)
+	}
+	for (i = 0; i < in->nitems; i++) {
+		rc = store_decrease_stock(c->db, &in->items[i]);
+		if (rc != DB_OK)
 			return attempt_failed(c, rc, "stock update", resp);
+	}
 	FAULT_POINT(FP_AFTER_STOCK_DECREASE);
 
 	/* 5. The ledger row: SUCCEEDED with the exact response. */
 	if (answer_created(c, id, created, rows, resp) == -1)
 		return attempt_failed(c, DB_ERROR, "response", resp);
 	order_id_format(order_id, sizeof(order_id), id);
-	if ((rc = ledger_finish(c->db, &c->scope, "SUCCEEDED", resp,
-	    order_id)) != DB_OK)
+	rc = ledger_finish(c->db, &c->scope, "SUCCEEDED", resp, order_id);
+	if (rc != DB_OK)
 		return attempt_failed(c, rc, "ledger update", resp);
 	goto commit;
 
@@ -463,22 +476,25 @@ reject:
 		resp->outcome = "out_of_stock";
 		return ATTEMPT_DONE;
 	}
-	if (savepoint && (rc = db_exec(c->db,
-	    "ROLLBACK TO SAVEPOINT order_work")) != DB_OK)
-		return attempt_failed(c, rc, "rollback to savepoint", resp);
+	if (savepoint) {
+		rc = db_exec(c->db, "ROLLBACK TO SAVEPOINT order_work");
+		if (rc != DB_OK)
+			return attempt_failed(c, rc, "rollback to savepoint",
+			    resp);
+	}
 	/*
 	 * Rare path, so a plain read is affordable: a key whose ledger row
 	 * was purged but which made an order must not record a rejection.
 	 */
-	if ((rc = store_order_by_key(c->db, req->principal, req->key,
-	    &id)) < 0)
+	rc = store_order_by_key(c->db, req->principal, req->key, &id);
+	if (rc < 0)
 		return attempt_failed(c, rc, "order lookup", resp);
 	if (rc == 1)
 		return answer_purged(c, resp);
 	response_problem(resp, &reject);
 	resp->outcome = "rejected";
-	if ((rc = ledger_finish(c->db, &c->scope, "FAILED_FINAL", resp,
-	    NULL)) != DB_OK)
+	rc = ledger_finish(c->db, &c->scope, "FAILED_FINAL", resp, NULL);
+	if (rc != DB_OK)
 		return attempt_failed(c, rc, "ledger update", resp);
 
 commit:

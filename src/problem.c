@@ -105,7 +105,8 @@ problem_render(const struct problem *p, struct buf *out)
 	size_t		 i;
 	int		 rc;
 
-	if ((title = problem_title(p->code)) == NULL)
+	title = problem_title(p->code);
+	if (title == NULL)
 		title = http_reason(p->status);
 	snprintf(type, sizeof(type), "tag:idemorders,2026:problem:%s", p->code);
 	for (i = strlen("tag:idemorders,2026:problem:"); type[i] != '\0'; i++)

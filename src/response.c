@@ -45,7 +45,8 @@ response_header(struct response *r, const char *name, const char *fmt, ...)
 	va_list	 ap;
 	int	 rc;
 
-	if ((rc = buf_printf(&r->headers, "%s: ", name)) != BUF_OK)
+	rc = buf_printf(&r->headers, "%s: ", name);
+	if (rc != BUF_OK)
 		return rc;
 	va_start(ap, fmt);
 	rc = buf_vprintf(&r->headers, fmt, ap);

@@ -57,10 +57,12 @@ store_lock_stock(struct db *db, const struct order_input *in,
 	}
 	if (cached)
 		st = db_stmt(db, DBS_STOCK_LOCK + (int)in->nitems - 1, sql.p);
-	else if (db->my != NULL && (st = mysql_stmt_init(db->my)) != NULL &&
-	    mysql_stmt_prepare(st, sql.p, sql.len) != 0) {
-		rc = db_stmt_error(db, st);
-		goto out;
+	else if (db->my != NULL) {
+		st = mysql_stmt_init(db->my);
+		if (st != NULL && mysql_stmt_prepare(st, sql.p, sql.len) != 0) {
+			rc = db_stmt_error(db, st);
+			goto out;
+		}
 	}
 	if (st == NULL) {
 		rc = db_error(db);
@@ -70,7 +72,8 @@ store_lock_stock(struct db *db, const struct order_input *in,
 		db_bind_str(&p[i], in->items[i].sku, strlen(in->items[i].sku));
 		rows[i].found = 0;
 	}
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		goto out;
 	db_bind_out_str(&r[0], sku, sizeof(sku) - 1, &len[0], &nul[0]);
 	db_bind_out_str(&r[1], cur, sizeof(cur), &len[1], &nul[1]);
@@ -81,7 +84,10 @@ store_lock_stock(struct db *db, const struct order_input *in,
 		goto out;
 	}
 	j = 0;
-	while ((rc = db_fetch(db, st)) == 1) {
+	for (;;) {
+		rc = db_fetch(db, st);
+		if (rc != 1)
+			break;
 		if (len[0] > ORDER_SKU_MAX || len[1] != 3)
 			continue;
 		sku[len[0]] = '\0';
@@ -119,7 +125,8 @@ store_insert_order(struct db *db, const char *principal, const char *key,
 	const char	*ship = shipping_name(in->shipping);
 	int		 rc;
 
-	if ((st = db_stmt(db, DBS_ORDER_INSERT, sql)) == NULL)
+	st = db_stmt(db, DBS_ORDER_INSERT, sql);
+	if (st == NULL)
 		return db_error(db);
 	to_mysql_time(created, &mt);
 	db_bind_str(&p[0], principal, strlen(principal));
@@ -131,7 +138,8 @@ store_insert_order(struct db *db, const char *principal, const char *key,
 	memset(&p[6], 0, sizeof(p[6]));
 	p[6].buffer_type = MYSQL_TYPE_DATETIME;
 	p[6].buffer = &mt;
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		return rc;
 	*id = mysql_stmt_insert_id(st);
 	return DB_OK;
@@ -149,7 +157,8 @@ store_insert_item(struct db *db, unsigned long long order_id,
 	long long	 oid = (long long)order_id, price = unit_price;
 	int		 qty = it->qty;
 
-	if ((st = db_stmt(db, DBS_ITEM_INSERT, sql)) == NULL)
+	st = db_stmt(db, DBS_ITEM_INSERT, sql);
+	if (st == NULL)
 		return db_error(db);
 	db_bind_i64(&p[0], &oid);
 	p[0].is_unsigned = 1;
@@ -169,12 +178,14 @@ store_decrease_stock(struct db *db, const struct order_item *it)
 	MYSQL_BIND	 p[3];
 	int		 qty = it->qty, rc;
 
-	if ((st = db_stmt(db, DBS_STOCK_DECREASE, sql)) == NULL)
+	st = db_stmt(db, DBS_STOCK_DECREASE, sql);
+	if (st == NULL)
 		return db_error(db);
 	db_bind_int(&p[0], &qty);
 	db_bind_str(&p[1], it->sku, strlen(it->sku));
 	db_bind_int(&p[2], &qty);
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		return rc;
 	return mysql_stmt_affected_rows(st) == 1 ? DB_OK : DB_ERROR;
 }
@@ -202,12 +213,14 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	long long	 price;
 
 	memset(v, 0, sizeof(*v));
-	if ((st = db_stmt(db, DBS_ORDER_GET, osql)) == NULL)
+	st = db_stmt(db, DBS_ORDER_GET, osql);
+	if (st == NULL)
 		return db_error(db);
 	db_bind_i64(&p[0], &oid);
 	p[0].is_unsigned = 1;
 	db_bind_str(&p[1], principal, strlen(principal));
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		return rc;
 	db_bind_out_str(&r[0], v->status, sizeof(v->status) - 1, &len[0],
 	    &nul[0]);
@@ -239,9 +252,11 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	v->amount = amount;
 	order_id_format(v->id, sizeof(v->id), id);
 
-	if ((st = db_stmt(db, DBS_ITEMS_GET, isql)) == NULL)
+	st = db_stmt(db, DBS_ITEMS_GET, isql);
+	if (st == NULL)
 		return db_error(db);
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		return rc;
 	db_bind_out_str(&r[0], sku, sizeof(sku) - 1, &len[0], &nul[0]);
 	db_bind_int(&r[1], &qty);
@@ -251,7 +266,10 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 		mysql_stmt_free_result(st);
 		return rc;
 	}
-	while ((rc = db_fetch(db, st)) == 1) {
+	for (;;) {
+		rc = db_fetch(db, st);
+		if (rc != 1)
+			break;
 		if (v->nitems == ORDER_ITEMS_MAX || len[0] > ORDER_SKU_MAX)
 			continue;
 		memcpy(v->items[v->nitems].sku, sku, len[0]);
@@ -277,7 +295,10 @@ store_order_by_key(struct db *db, const char *principal, const char *key,
 	int		 rc;
 
 	/* Rare path (a purged tombstone): prepared for this use only. */
-	if (db->my == NULL || (st = mysql_stmt_init(db->my)) == NULL)
+	if (db->my == NULL)
+		return db_error(db);
+	st = mysql_stmt_init(db->my);
+	if (st == NULL)
 		return db_error(db);
 	if (mysql_stmt_prepare(st, sql, sizeof(sql) - 1) != 0) {
 		rc = db_stmt_error(db, st);
@@ -285,7 +306,8 @@ store_order_by_key(struct db *db, const char *principal, const char *key,
 	}
 	db_bind_str(&p[0], principal, strlen(principal));
 	db_bind_str(&p[1], key, strlen(key));
-	if ((rc = db_execute(db, st, p)) != DB_OK)
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
 		goto out;
 	db_bind_i64(&r[0], &v);
 	r[0].is_unsigned = 1;

@@ -78,20 +78,23 @@ open_unix(const struct conf *conf, const char *path)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+	probe = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (probe == -1)
 		fatal("socket");
 	if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0)
 		fatalx("%s: another server is listening there", path);
 	close(probe);
 	unlink(path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
 		fatal("socket");
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
 		fatal("bind %s", path);
 	if (chmod(path, conf->socket_mode) == -1)
 		fatal("chmod %s", path);
 	if (conf->socket_group != NULL) {
-		if ((gr = getgrnam(conf->socket_group)) == NULL)
+		gr = getgrnam(conf->socket_group);
+		if (gr == NULL)
 			fatalx("socket_group %s: no such group",
 			    conf->socket_group);
 		if (chown(path, (uid_t)-1, gr->gr_gid) == -1)
@@ -121,7 +124,8 @@ open_tcp(const char *spec)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((rc = getaddrinfo(host, colon + 1, &hints, &res)) != 0)
+	rc = getaddrinfo(host, colon + 1, &hints, &res);
+	if (rc != 0)
 		fatalx("listen %s: %s", spec, gai_strerror(rc));
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
@@ -159,7 +163,8 @@ open_listener(const struct conf *conf, struct pool *pool)
 		fd = 0;
 	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
 		fd = open_unix(conf, conf->listen + 5);
-		if ((pool->unix_path = strdup(conf->listen + 5)) == NULL)
+		pool->unix_path = strdup(conf->listen + 5);
+		if (pool->unix_path == NULL)
 			fatal("strdup");
 	} else
 		fd = open_tcp(conf->listen);
@@ -175,7 +180,8 @@ spawn(struct pool *pool, struct slot *s, const struct conf *conf)
 {
 	pid_t	 pid;
 
-	if ((pid = fork()) == -1) {
+	pid = fork();
+	if (pid == -1) {
 		log_warn("fork");
 		s->respawn_at = time(NULL) + RESPAWN_DELAY_MIN;
 		alarm(RESPAWN_DELAY_MIN);
@@ -210,8 +216,8 @@ pool_generation(struct pool *pool, int n, const struct conf *conf)
 	int		 i, old = pool->nslots;
 
 	pool->generation++;
-	if ((ns = reallocarray(pool->slots, (size_t)(old + n),
-	    sizeof(*ns))) == NULL)
+	ns = reallocarray(pool->slots, (size_t)(old + n), sizeof(*ns));
+	if (ns == NULL)
 		fatal("reallocarray");
 	pool->slots = ns;
 	for (i = old; i < old + n; i++) {
@@ -272,7 +278,10 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 	time_t		 now;
 	int		 status, i, quick;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid <= 0)
+			break;
 		s = NULL;
 		for (i = 0; i < pool->nslots; i++)
 			if (pool->slots[i].pid == pid)
@@ -345,7 +354,8 @@ reload(const char *path, struct conf **confp, struct pool *pool)
 	struct conf	*nc, *old = *confp;
 	char		 err[512];
 
-	if ((nc = malloc(sizeof(*nc))) == NULL) {
+	nc = malloc(sizeof(*nc));
+	if (nc == NULL) {
 		log_warn("reload");
 		return;
 	}

@@ -53,10 +53,13 @@ read_body(FCGX_Request *fr, size_t max, struct buf *body)
 	const char	*cl;
 	int		 n, too_large = 0;
 
-	if ((cl = FCGX_GetParam("CONTENT_LENGTH", fr->envp)) != NULL &&
-	    strtoull(cl, NULL, 10) > max)
+	cl = FCGX_GetParam("CONTENT_LENGTH", fr->envp);
+	if (cl != NULL && strtoull(cl, NULL, 10) > max)
 		too_large = 1;
-	while ((n = FCGX_GetStr(chunk, sizeof(chunk), fr->in)) > 0) {
+	for (;;) {
+		n = FCGX_GetStr(chunk, sizeof(chunk), fr->in);
+		if (n <= 0)
+			break;
 		if (too_large)
 			continue;
 		if (buf_add(body, chunk, (size_t)n) != BUF_OK) {

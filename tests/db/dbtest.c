@@ -74,13 +74,16 @@ dbtest_scalar(struct db *db, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sql, sizeof(sql), fmt, ap);
 	va_end(ap);
-	if (mysql_query(db->my, sql) != 0 ||
-	    (res = mysql_store_result(db->my)) == NULL) {
+	res = NULL;
+	if (mysql_query(db->my, sql) == 0)
+		res = mysql_store_result(db->my);
+	if (res == NULL) {
 		fprintf(stderr, "SQL failed: %s: %s\n", mysql_error(db->my),
 		    sql);
 		return -1;
 	}
-	if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
+	row = mysql_fetch_row(res);
+	if (row != NULL && row[0] != NULL)
 		v = strtoll(row[0], NULL, 10);
 	mysql_free_result(res);
 	db_rollback(db);

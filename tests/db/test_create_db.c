@@ -315,8 +315,9 @@ test_create_db_register(void)
 {
 	CU_pSuite	 s;
 
-	if ((s = CU_add_suite("create transaction (MariaDB)", suite_init,
-	    suite_clean)) == NULL ||
+	s = CU_add_suite("create transaction (MariaDB)", suite_init,
+	    suite_clean);
+	if (s == NULL ||
 	    CU_add_test(s, "create and replay", test_create_and_replay) ==
 	    NULL ||
 	    CU_add_test(s, "final rejections", test_final_rejections) ==

@@ -280,7 +280,8 @@ test_ledger_db_register(void)
 {
 	CU_pSuite	 s;
 
-	if ((s = CU_add_suite("ledger (MariaDB)", NULL, NULL)) == NULL ||
+	s = CU_add_suite("ledger (MariaDB)", NULL, NULL);
+	if (s == NULL ||
 	    CU_add_test(s, "waiter sees the commit", test_waiter_sees_commit)
 	    == NULL ||
 	    CU_add_test(s, "waiter wins after rollback",

@@ -64,7 +64,8 @@ test_buf_register(void)
 {
 	CU_pSuite	 s;
 
-	if ((s = CU_add_suite("buf", NULL, NULL)) == NULL ||
+	s = CU_add_suite("buf", NULL, NULL);
+	if (s == NULL ||
 	    CU_add_test(s, "cap", test_cap) == NULL ||
 	    CU_add_test(s, "json string", test_json_string) == NULL ||
 	    CU_add_test(s, "detach", test_detach) == NULL)

@@ -243,7 +243,8 @@ test_conf_register(void)
 {
 	CU_pSuite	 s;
 
-	if ((s = CU_add_suite("conf", NULL, NULL)) == NULL ||
+	s = CU_add_suite("conf", NULL, NULL);
+	if (s == NULL ||
 	    CU_add_test(s, "defaults", test_defaults) == NULL ||
 	    CU_add_test(s, "every key", test_every_key) == NULL ||
 	    CU_add_test(s, "durations and sizes", test_durations) == NULL ||

@@ -89,7 +89,8 @@ test_problem_register(void)
 {
 	CU_pSuite	 s;
 
-	if ((s = CU_add_suite("problem", NULL, NULL)) == NULL ||
+	s = CU_add_suite("problem", NULL, NULL);
+	if (s == NULL ||
 	    CU_add_test(s, "render", test_render) == NULL ||
 	    CU_add_test(s, "orderId member", test_order_id_member) == NULL ||
 	    CU_add_test(s, "unknown code", test_unknown_code_and_reason) == NULL ||

@@ -84,7 +84,8 @@ test_router_register(void)
 {
 	CU_pSuite	 s;
 
-	if ((s = CU_add_suite("router", NULL, NULL)) == NULL ||
+	s = CU_add_suite("router", NULL, NULL);
+	if (s == NULL ||
 	    CU_add_test(s, "route table", test_table) == NULL ||
 	    CU_add_test(s, "allow and auth", test_allow_and_auth) == NULL)
 		return -1;
