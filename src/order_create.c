@@ -411,7 +411,8 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 		db_rollback(c->db);
 		return answer_from_record(c, 1, resp);
 	}
-	if (rc == DB_TRANSIENT && c->db->last_errno == 1205) {
+	if (rc == DB_TRANSIENT && (c->db->last_errno == 1205 ||
+	    c->db->last_errno == 1969)) {
 		/* Waited in vain on an uncommitted owner of the key. */
 		db_rollback(c->db);
 		return retry_in_progress(c, resp);
