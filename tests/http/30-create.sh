@@ -83,7 +83,7 @@ for s in $HTTP_SERVERS; do
 
 	# ---- 1. one create --------------------------------------------------
 	key=$(unique_key "t30-$s-create")
-	body='{"currency":"KRW","items":[{"sku":"'$A'","qty":2},{"sku":"'$B'","qty":1}],"amount":3700,"shipping":"express","note":"gift wrap, 한글"}'
+	body='{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2},{"sku":"'"$B"'","qty":1}],"amount":3700,"shipping":"express","note":"gift wrap, 한글"}'
 	post "$url" "$ALICE" "$key" "$body"
 	what="$s create"
 	expect_status 201 "$what"
@@ -147,8 +147,8 @@ for s in $HTTP_SERVERS; do
 	variants=(
 	    "$body"
 	    "$(printf '{\n  "note" : "gift wrap, 한글",\n\t"amount": 3700,\n  "items": [ {"qty": 1, "sku": "%s"},\r\n {"sku":"%s" , "qty":2} ],\n  "shipping":"express", "currency":"KRW"\n}\n' "$B" "$A")"
-	    '{"shipping":"express","amount":3700,"currency":"KRW","note":"gift wrap, \ud55c\uae00","items":[{"sku":"'$A'","qty":2},{"sku":"'$B'","qty":1}]}'
-	    '  {"currency":"\u004bRW","items":[{"sku":"'$B'","qty":1},{"sku":"'$A'","qty":2}],"amount":3700,"shipping":"express","note":"gift wrap, 한글"}  '
+	    '{"shipping":"express","amount":3700,"currency":"KRW","note":"gift wrap, \ud55c\uae00","items":[{"sku":"'"$A"'","qty":2},{"sku":"'"$B"'","qty":1}]}'
+	    '  {"currency":"\u004bRW","items":[{"sku":"'"$B"'","qty":1},{"sku":"'"$A"'","qty":2}],"amount":3700,"shipping":"express","note":"gift wrap, 한글"}  '
 	)
 	names=(identical whitespace+member+item-order unicode-escapes escaped-currency+item-order)
 	for i in "${!variants[@]}"; do
@@ -189,7 +189,7 @@ for s in $HTTP_SERVERS; do
 	# ---- omitted optional fields equal their defaults ---------------------
 	key2=$(unique_key "t30-$s-defaults")
 	what="$s create without shipping and note"
-	post "$url" "$ALICE" "$key2" '{"currency":"KRW","items":[{"sku":"'$A'","qty":1}],"amount":1500}'
+	post "$url" "$ALICE" "$key2" '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":1}],"amount":1500}'
 	expect_status 201 "$what"
 	expect_body_json .shipping standard "$what"
 	expect_body_json .note "" "$what"
@@ -199,7 +199,7 @@ for s in $HTTP_SERVERS; do
 	[[ $oid2 != "$oid" ]] && ok "$what: a new orderId ($oid2)" ||
 	    fail "$what: orderId" "same as the first order's ($oid)"
 	what="$s same key, defaults spelled out"
-	post "$url" "$ALICE" "$key2" '{"note":"","shipping":"standard","amount":1500,"items":[{"qty":1,"sku":"'$A'"}],"currency":"KRW"}'
+	post "$url" "$ALICE" "$key2" '{"note":"","shipping":"standard","amount":1500,"items":[{"qty":1,"sku":"'"$A"'"}],"currency":"KRW"}'
 	expect_status 201 "$what"
 	expect_same_body defaults "$what"
 	expect_header idempotent-replayed true "$what"

@@ -77,7 +77,7 @@ for s in $HTTP_SERVERS; do
 	set_stock "$U" USD 250 50
 
 	key=$(unique_key "t31-$s")
-	body='{"currency":"KRW","items":[{"sku":"'$A'","qty":2}],"amount":2000,"shipping":"standard","note":"first"}'
+	body='{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2}],"amount":2000,"shipping":"standard","note":"first"}'
 	what="$s create"
 	post "$url" "$ALICE" "$key" "$body"
 	expect_status 201 "$what"
@@ -92,15 +92,15 @@ for s in $HTTP_SERVERS; do
 
 	# The same key with other requests: each is refused.
 	changed=(
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":2}],"amount":2001,"shipping":"standard","note":"first"}'
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":3}],"amount":3000,"shipping":"standard","note":"first"}'
-	    '{"currency":"KRW","items":[{"sku":"'$B'","qty":2}],"amount":600,"shipping":"standard","note":"first"}'
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":2},{"sku":"'$B'","qty":1}],"amount":2300,"shipping":"standard","note":"first"}'
-	    '{"currency":"USD","items":[{"sku":"'$U'","qty":2}],"amount":500,"shipping":"standard","note":"first"}'
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":2}],"amount":2000,"shipping":"express","note":"first"}'
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":2}],"amount":2000,"shipping":"standard","note":"First"}'
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":2}],"amount":2000}'
-	    '{"currency":"KRW","items":[{"sku":"'$A'","qty":2}],"amount":2000,"shipping":"standard","note":"first "}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2}],"amount":2001,"shipping":"standard","note":"first"}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":3}],"amount":3000,"shipping":"standard","note":"first"}'
+	    '{"currency":"KRW","items":[{"sku":"'"$B"'","qty":2}],"amount":600,"shipping":"standard","note":"first"}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2},{"sku":"'"$B"'","qty":1}],"amount":2300,"shipping":"standard","note":"first"}'
+	    '{"currency":"USD","items":[{"sku":"'"$U"'","qty":2}],"amount":500,"shipping":"standard","note":"first"}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2}],"amount":2000,"shipping":"express","note":"first"}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2}],"amount":2000,"shipping":"standard","note":"First"}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2}],"amount":2000}'
+	    '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":2}],"amount":2000,"shipping":"standard","note":"first "}'
 	)
 	names=("amount changed" "qty and amount changed" "item changed"
 	    "item added" "currency and item changed" "shipping changed"
@@ -135,7 +135,7 @@ for s in $HTTP_SERVERS; do
 	# one.
 	key2=$(unique_key "t31-$s-fresh")
 	what="$s the refused amount-changed body with a fresh key"
-	post "$url" "$ALICE" "$key2" '{"currency":"KRW","items":[{"sku":"'$A'","qty":3}],"amount":3000,"shipping":"standard","note":"first"}'
+	post "$url" "$ALICE" "$key2" '{"currency":"KRW","items":[{"sku":"'"$A"'","qty":3}],"amount":3000,"shipping":"standard","note":"first"}'
 	expect_status 201 "$what"
 	expect_no_header idempotent-replayed "$what"
 	expect_sql "$(orders_for alice "$key2")" 1 "$what: one order"

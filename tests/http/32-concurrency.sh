@@ -100,11 +100,11 @@ same_key_race() {	# SERVER ROUND [curl args...]
 	S=T32-$s-same
 	set_stock "$S" KRW 1200 100
 	key=$(unique_key "t32-$s-same-$round")
-	body='{"currency":"KRW","items":[{"sku":"'$S'","qty":3}],"amount":3600,"note":"race '$round'"}'
+	body='{"currency":"KRW","items":[{"sku":"'"$S"'","qty":3}],"amount":3600,"note":"race '$round'"}'
 	dir=$T_TMP/same-$s-$round
 	what="$s $n parallel same-key requests ($round)"
 	REQ_DESC="$what"
-	STATUS= BODY=
+	STATUS='' BODY=''
 	race "$dir" "$n" one_post "$url" "$ALICE" "$key" "$body" "$@"
 
 	codes=$(for ((i = 0; i < n; i++)); do cat "$dir/$i.code"; echo; done)
@@ -148,7 +148,7 @@ done
 # Sample the SKU's stock every few ms until DIR/stop exists (20 samples
 # per client run).
 sample_stock() {
-	local sku=$1 dir=$2 q= i
+	local sku=$1 dir=$2 q='' i
 	for ((i = 0; i < 20; i++)); do
 		q+="SELECT available FROM stock WHERE sku = '$sku'; DO SLEEP(0.005); "
 	done
@@ -167,12 +167,12 @@ for s in $HTTP_SERVERS; do
 	S=T32-$s-oos
 	set_stock "$S" KRW 100 50
 	prefix=$(unique_key "t32-$s-oos")
-	body='{"currency":"KRW","items":[{"sku":"'$S'","qty":1}],"amount":100}'
+	body='{"currency":"KRW","items":[{"sku":"'"$S"'","qty":1}],"amount":100}'
 	dir=$T_TMP/oos-$s
 	n=100
 	what="$s $n parallel keys on $S with 50 in stock"
 	REQ_DESC="$what"
-	STATUS= BODY=
+	STATUS='' BODY=''
 	mkdir -p "$dir"
 	sample_stock "$S" "$dir" &
 	sampler=$!

@@ -87,7 +87,7 @@ rejection() {
 
 	# The same key with a valid body is not a way around the rejection.
 	what="$s $name, same key with another (valid) body"
-	post "$url" "$ALICE" "$key" '{"currency":"KRW","items":[{"sku":"'$K'","qty":1}],"amount":1000}'
+	post "$url" "$ALICE" "$key" '{"currency":"KRW","items":[{"sku":"'"$K"'","qty":1}],"amount":1000}'
 	expect_problem 409 IDEMPOTENCY_KEY_REUSED "$what"
 	expect_header idempotency-key "$key" "$what"
 	expect_no_header idempotent-replayed "$what"
@@ -109,22 +109,22 @@ for s in $HTTP_SERVERS; do
 	unknown=T33-$s-no-such-sku
 
 	rejection "$s" out-of-stock 409 OUT_OF_STOCK "$K" \
-	    '{"currency":"KRW","items":[{"sku":"'$K'","qty":6}],"amount":6000}'
+	    '{"currency":"KRW","items":[{"sku":"'"$K"'","qty":6}],"amount":6000}'
 	oos_key=$LAST_KEY oos_body=$LAST_BODY
 	rejection "$s" out-of-stock-second-item 409 OUT_OF_STOCK "$L" \
-	    '{"currency":"KRW","items":[{"sku":"'$K'","qty":5},{"sku":"'$L'","qty":8}],"amount":8200}'
+	    '{"currency":"KRW","items":[{"sku":"'"$K"'","qty":5},{"sku":"'"$L"'","qty":8}],"amount":8200}'
 	rejection "$s" unknown-sku 422 UNKNOWN_SKU "$unknown" \
-	    '{"currency":"KRW","items":[{"sku":"'$unknown'","qty":1}],"amount":1000}'
+	    '{"currency":"KRW","items":[{"sku":"'"$unknown"'","qty":1}],"amount":1000}'
 	rejection "$s" unknown-sku-among-known 422 UNKNOWN_SKU "$unknown" \
-	    '{"currency":"KRW","items":[{"sku":"'$K'","qty":1},{"sku":"'$unknown'","qty":1},{"sku":"'$L'","qty":1}],"amount":1400}'
+	    '{"currency":"KRW","items":[{"sku":"'"$K"'","qty":1},{"sku":"'"$unknown"'","qty":1},{"sku":"'"$L"'","qty":1}],"amount":1400}'
 	rejection "$s" currency-mismatch 422 CURRENCY_MISMATCH "$U" \
-	    '{"currency":"KRW","items":[{"sku":"'$U'","qty":1}],"amount":300}'
+	    '{"currency":"KRW","items":[{"sku":"'"$U"'","qty":1}],"amount":300}'
 	rejection "$s" currency-mismatch-mixed 422 CURRENCY_MISMATCH "$U" \
-	    '{"currency":"KRW","items":[{"sku":"'$K'","qty":1},{"sku":"'$U'","qty":1}],"amount":1300}'
+	    '{"currency":"KRW","items":[{"sku":"'"$K"'","qty":1},{"sku":"'"$U"'","qty":1}],"amount":1300}'
 	rejection "$s" amount-mismatch 422 AMOUNT_MISMATCH amount \
-	    '{"currency":"KRW","items":[{"sku":"'$K'","qty":2},{"sku":"'$L'","qty":1}],"amount":2399}'
+	    '{"currency":"KRW","items":[{"sku":"'"$K"'","qty":2},{"sku":"'"$L"'","qty":1}],"amount":2399}'
 	rejection "$s" amount-mismatch-zero 422 AMOUNT_MISMATCH amount \
-	    '{"currency":"USD","items":[{"sku":"'$U'","qty":1}],"amount":0}'
+	    '{"currency":"USD","items":[{"sku":"'"$U"'","qty":1}],"amount":0}'
 
 	# A restock does not change a final rejection: the key still replays
 	# the 409, and no order is made.

@@ -53,7 +53,7 @@ for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")
 	P=T34-$s-P
 	set_stock "$P" KRW 500 100
-	body='{"currency":"KRW","items":[{"sku":"'$P'","qty":1}],"amount":500}'
+	body='{"currency":"KRW","items":[{"sku":"'"$P"'","qty":1}],"amount":500}'
 
 	# ---- one key, two principals, the same body ---------------------------
 	key=$(unique_key "t34-$s-shared")
@@ -93,7 +93,7 @@ for s in $HTTP_SERVERS; do
 	post "$url" "$ALICE" "$key" "$body"
 	created "$s alice with key K2"
 	a2=$(order_id)
-	post "$url" "$BOB" "$key" '{"currency":"KRW","items":[{"sku":"'$P'","qty":3}],"amount":1500,"shipping":"express"}'
+	post "$url" "$BOB" "$key" '{"currency":"KRW","items":[{"sku":"'"$P"'","qty":3}],"amount":1500,"shipping":"express"}'
 	created "$s bob with alice's key K2, another body"
 	expect_body_json '.amount | tojson' 1500 "$s bob with alice's key K2, another body"
 	b2=$(order_id)
@@ -136,6 +136,16 @@ for s in $HTTP_SERVERS; do
 	[[ $(hdr content-type) == "$foreign_ct" ]] &&
 	    ok "$s bob: the same Content-Type for both" ||
 	    fail "$s bob: Content-Type" "'$foreign_ct' vs '$(hdr content-type)'"
+	# Other ids no order has: the same answer.
+	for id in o-0 o-01 o-99999999999999999999999 "o-${a_oid#o-}0000000"; do
+		what="$s GET $MOUNT/$id as bob"
+		req GET "$url$MOUNT/$id" -u "$BOB"
+		expect_problem 404 ORDER_NOT_FOUND "$what"
+		cmp -s "$T_TMP/foreign.body" "$T_TMP/body" &&
+		    ok "$what: the same body as for alice's order" ||
+		    fail "$what: body differs from the one for alice's order" \
+		    "alice's: $(cat "$T_TMP/foreign.body")"
+	done
 	what="$s GET bob's $b_oid as alice"
 	req GET "$url$MOUNT/$b_oid" -u "$ALICE"
 	expect_problem 404 ORDER_NOT_FOUND "$what"
@@ -169,7 +179,7 @@ for s in $HTTP_SERVERS; do
 	    "$k_upper:$up_oid,$k_lower:$low_oid" "$s case-sensitive keys: ledger rows"
 	# A third spelling with another body is a third key, not a conflict.
 	key=K${base^^}
-	post "$url" "$ALICE" "$key" '{"currency":"KRW","items":[{"sku":"'$P'","qty":2}],"amount":1000}'
+	post "$url" "$ALICE" "$key" '{"currency":"KRW","items":[{"sku":"'"$P"'","qty":2}],"amount":1000}'
 	created "$s alice with key $key (another body)"
 	expect_sql "$(stock_of "$P")" 90 "$s case-sensitive keys: stock"
 	# And each still replays its own order.

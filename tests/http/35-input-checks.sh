@@ -81,7 +81,7 @@ accepted() {
 
 # repeat STRING N: STRING N times.
 repeat() {
-	local out= i
+	local out='' i
 	for ((i = 0; i < $2; i++)); do out+=$1; done
 	printf '%s' "$out"
 }
@@ -90,7 +90,7 @@ for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")
 	V=T35-$s-V
 	set_stock "$V" KRW 100 1000000
-	valid='{"currency":"KRW","items":[{"sku":"'$V'","qty":1}],"amount":100}'
+	valid='{"currency":"KRW","items":[{"sku":"'"$V"'","qty":1}],"amount":100}'
 
 	# ---- Idempotency-Key ---------------------------------------------------
 	before=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE principal_id = 'alice'")
@@ -265,67 +265,67 @@ for s in $HTTP_SERVERS; do
 	accepted "$url" body-64KiB @"$T_TMP/max"
 
 	# ---- malformed JSON ----------------------------------------------------
-	refused "$url" truncated 400 MALFORMED_JSON "" '{"currency":"KRW","items":[{"sku":"'$V'","qty":1}],"amount":'
+	refused "$url" truncated 400 MALFORMED_JSON "" '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":1}],"amount":'
 	refused "$url" trailing-garbage 400 MALFORMED_JSON "" "$valid x"
 	refused "$url" two-objects 400 MALFORMED_JSON "" "$valid$valid"
-	refused "$url" trailing-comma 400 MALFORMED_JSON "" '{"currency":"KRW","items":[{"sku":"'$V'","qty":1}],"amount":100,}'
+	refused "$url" trailing-comma 400 MALFORMED_JSON "" '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":1}],"amount":100,}'
 	refused "$url" single-quotes 400 MALFORMED_JSON "" "{'currency':'KRW','items':[{'sku':'$V','qty':1}],'amount':100}"
-	refused "$url" comment 400 MALFORMED_JSON "" '{"currency":"KRW",/* c */"items":[{"sku":"'$V'","qty":1}],"amount":100}'
+	refused "$url" comment 400 MALFORMED_JSON "" '{"currency":"KRW",/* c */"items":[{"sku":"'"$V"'","qty":1}],"amount":100}'
 	refused "$url" array 400 MALFORMED_JSON "" '[]'
 	refused "$url" string 400 MALFORMED_JSON "" '"order"'
 	refused "$url" number 400 MALFORMED_JSON "" '100'
 	refused "$url" empty-body 400 MALFORMED_JSON "" ''
 	refused "$url" bad-utf8 400 MALFORMED_JSON "" "$(printf '{"currency":"KRW","items":[{"sku":"%s","qty":1}],"amount":100,"note":"\xff\xfe"}' "$V")"
-	refused "$url" nan 400 MALFORMED_JSON "" '{"currency":"KRW","items":[{"sku":"'$V'","qty":1}],"amount":NaN}'
+	refused "$url" nan 400 MALFORMED_JSON "" '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":1}],"amount":NaN}'
 
 	# ---- schema violations --------------------------------------------------
-	item='{"sku":"'$V'","qty":1}'
-	refused "$url" unknown-member 400 VALIDATION_FAILED coupon '{"currency":"KRW","items":['$item'],"amount":100,"coupon":"FREE"}'
-	refused "$url" unknown-item-member 400 VALIDATION_FAILED price '{"currency":"KRW","items":[{"sku":"'$V'","qty":1,"price":100}],"amount":100}'
-	refused "$url" qty-0 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'","qty":0}],"amount":0}'
-	refused "$url" qty-negative 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'","qty":-1}],"amount":100}'
-	refused "$url" qty-10001 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'","qty":10001}],"amount":1000100}'
-	refused "$url" qty-2.0 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'","qty":2.0}],"amount":200}'
-	refused "$url" qty-2e0 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'","qty":2e0}],"amount":200}'
-	refused "$url" qty-string 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'","qty":"2"}],"amount":200}'
-	refused "$url" qty-missing 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'$V'"}],"amount":100}'
-	refused "$url" qty-second-item 400 VALIDATION_FAILED 'items[1].qty' '{"currency":"KRW","items":['$item',{"sku":"'$V'-2","qty":0}],"amount":100}'
+	item='{"sku":"'"$V"'","qty":1}'
+	refused "$url" unknown-member 400 VALIDATION_FAILED coupon '{"currency":"KRW","items":['"$item"'],"amount":100,"coupon":"FREE"}'
+	refused "$url" unknown-item-member 400 VALIDATION_FAILED price '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":1,"price":100}],"amount":100}'
+	refused "$url" qty-0 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":0}],"amount":0}'
+	refused "$url" qty-negative 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":-1}],"amount":100}'
+	refused "$url" qty-10001 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":10001}],"amount":1000100}'
+	refused "$url" qty-2.0 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":2.0}],"amount":200}'
+	refused "$url" qty-2e0 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":2e0}],"amount":200}'
+	refused "$url" qty-string 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":"2"}],"amount":200}'
+	refused "$url" qty-missing 400 VALIDATION_FAILED 'items[0].qty' '{"currency":"KRW","items":[{"sku":"'"$V"'"}],"amount":100}'
+	refused "$url" qty-second-item 400 VALIDATION_FAILED 'items[1].qty' '{"currency":"KRW","items":['"$item"',{"sku":"'$V'-2","qty":0}],"amount":100}'
 	many=$(for i in $(seq -w 0 100); do printf '{"sku":"%s-%s","qty":1},' "$V" "$i"; done)
 	refused "$url" 101-items 400 VALIDATION_FAILED items '{"currency":"KRW","items":['"${many%,}"'],"amount":10100}'
 	refused "$url" no-items 400 VALIDATION_FAILED items '{"currency":"KRW","items":[],"amount":0}'
 	refused "$url" items-missing 400 VALIDATION_FAILED items '{"currency":"KRW","amount":0}'
-	refused "$url" items-object 400 VALIDATION_FAILED items '{"currency":"KRW","items":'$item',"amount":100}'
-	refused "$url" item-not-object 400 VALIDATION_FAILED 'items[0]' '{"currency":"KRW","items":["'$V'"],"amount":100}'
-	refused "$url" duplicate-sku 400 VALIDATION_FAILED 'items[1].sku' '{"currency":"KRW","items":['$item',{"sku":"'$V'","qty":2}],"amount":300}'
+	refused "$url" items-object 400 VALIDATION_FAILED items '{"currency":"KRW","items":'"$item"',"amount":100}'
+	refused "$url" item-not-object 400 VALIDATION_FAILED 'items[0]' '{"currency":"KRW","items":["'"$V"'"],"amount":100}'
+	refused "$url" duplicate-sku 400 VALIDATION_FAILED 'items[1].sku' '{"currency":"KRW","items":['"$item"',{"sku":"'"$V"'","qty":2}],"amount":300}'
 	refused "$url" sku-missing 400 VALIDATION_FAILED 'items[0].sku' '{"currency":"KRW","items":[{"qty":1}],"amount":100}'
 	refused "$url" sku-bad-char 400 VALIDATION_FAILED 'items[0].sku' '{"currency":"KRW","items":[{"sku":"A 10","qty":1}],"amount":6000}'
 	refused "$url" sku-empty 400 VALIDATION_FAILED 'items[0].sku' '{"currency":"KRW","items":[{"sku":"","qty":1}],"amount":6000}'
-	refused "$url" sku-65-chars 400 VALIDATION_FAILED 'items[0].sku' '{"currency":"KRW","items":[{"sku":"'$(repeat S 65)'","qty":1}],"amount":6000}'
+	refused "$url" sku-65-chars 400 VALIDATION_FAILED 'items[0].sku' '{"currency":"KRW","items":[{"sku":"'"$(repeat S 65)"'","qty":1}],"amount":6000}'
 	refused "$url" sku-number 400 VALIDATION_FAILED 'items[0].sku' '{"currency":"KRW","items":[{"sku":10,"qty":1}],"amount":6000}'
-	refused "$url" currency-missing 400 VALIDATION_FAILED currency '{"items":['$item'],"amount":100}'
-	refused "$url" currency-lower 400 VALIDATION_FAILED currency '{"currency":"krw","items":['$item'],"amount":100}'
-	refused "$url" currency-4-letters 400 VALIDATION_FAILED currency '{"currency":"KRWX","items":['$item'],"amount":100}'
-	refused "$url" currency-null 400 VALIDATION_FAILED currency '{"currency":null,"items":['$item'],"amount":100}'
-	refused "$url" amount-missing 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item']}'
-	refused "$url" amount-negative 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item'],"amount":-100}'
-	refused "$url" amount-over-1e15 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item'],"amount":1000000000000001}'
-	refused "$url" amount-fraction 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item'],"amount":100.0}'
-	refused "$url" amount-exponent 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item'],"amount":1e2}'
-	refused "$url" amount-string 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item'],"amount":"100"}'
-	refused "$url" amount-twice 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['$item'],"amount":100,"amount":100}'
-	refused "$url" shipping-unknown 400 VALIDATION_FAILED shipping '{"currency":"KRW","items":['$item'],"amount":100,"shipping":"overnight"}'
-	refused "$url" shipping-null 400 VALIDATION_FAILED shipping '{"currency":"KRW","items":['$item'],"amount":100,"shipping":null}'
-	refused "$url" note-501 400 VALIDATION_FAILED note '{"currency":"KRW","items":['$item'],"amount":100,"note":"'$(repeat n 501)'"}'
-	refused "$url" note-number 400 VALIDATION_FAILED note '{"currency":"KRW","items":['$item'],"amount":100,"note":5}'
+	refused "$url" currency-missing 400 VALIDATION_FAILED currency '{"items":['"$item"'],"amount":100}'
+	refused "$url" currency-lower 400 VALIDATION_FAILED currency '{"currency":"krw","items":['"$item"'],"amount":100}'
+	refused "$url" currency-4-letters 400 VALIDATION_FAILED currency '{"currency":"KRWX","items":['"$item"'],"amount":100}'
+	refused "$url" currency-null 400 VALIDATION_FAILED currency '{"currency":null,"items":['"$item"'],"amount":100}'
+	refused "$url" amount-missing 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"']}'
+	refused "$url" amount-negative 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"'],"amount":-100}'
+	refused "$url" amount-over-1e15 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"'],"amount":1000000000000001}'
+	refused "$url" amount-fraction 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"'],"amount":100.0}'
+	refused "$url" amount-exponent 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"'],"amount":1e2}'
+	refused "$url" amount-string 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"'],"amount":"100"}'
+	refused "$url" amount-twice 400 VALIDATION_FAILED amount '{"currency":"KRW","items":['"$item"'],"amount":100,"amount":100}'
+	refused "$url" shipping-unknown 400 VALIDATION_FAILED shipping '{"currency":"KRW","items":['"$item"'],"amount":100,"shipping":"overnight"}'
+	refused "$url" shipping-null 400 VALIDATION_FAILED shipping '{"currency":"KRW","items":['"$item"'],"amount":100,"shipping":null}'
+	refused "$url" note-501 400 VALIDATION_FAILED note '{"currency":"KRW","items":['"$item"'],"amount":100,"note":"'"$(repeat n 501)"'"}'
+	refused "$url" note-number 400 VALIDATION_FAILED note '{"currency":"KRW","items":['"$item"'],"amount":100,"note":5}'
 
 	# ---- the limits themselves are valid ------------------------------------
-	accepted "$url" qty-10000 '{"currency":"KRW","items":[{"sku":"'$V'","qty":10000}],"amount":1000000}'
-	accepted "$url" note-500-chars '{"currency":"KRW","items":['$item'],"amount":100,"note":"'$(repeat 한 500)'"}'
+	accepted "$url" qty-10000 '{"currency":"KRW","items":[{"sku":"'"$V"'","qty":10000}],"amount":1000000}'
+	accepted "$url" note-500-chars '{"currency":"KRW","items":['"$item"'],"amount":100,"note":"'"$(repeat 한 500)"'"}'
 	expect_body_json '.note | length' 500 "$s note-500-chars"
 	W=T35-$s-W
 	W=$W$(repeat w $((64 - ${#W})))
 	set_stock "$W" KRW 7 10
-	accepted "$url" sku-64-chars '{"currency":"KRW","items":[{"sku":"'$W'","qty":1}],"amount":7}'
+	accepted "$url" sku-64-chars '{"currency":"KRW","items":[{"sku":"'"$W"'","qty":1}],"amount":7}'
 	expect_body_json '.items[0].sku | length' 64 "$s sku-64-chars"
 	values=
 	for i in $(seq -w 0 99); do values+="('$V-$i','KRW',1,10),"; done
