@@ -105,6 +105,7 @@ private_conf "$priv/idemorders.conf" "$priv/sock" workers=2 \
     request_deadline=2s max_attempts=10 lock_wait_timeout=10s
 if start_private "$IDEMORDERS_BIN" "$priv/idemorders.conf" "$priv/sock" "$PLOG"; then
 	ok "private responder: request_deadline = 2s, max_attempts = 10"
+	# shellcheck disable=SC2034  # fcgi_req talks to $FCGI_SOCKET
 	FCGI_SOCKET=$priv/sock
 
 	# pfcgi KEY BODY [FAULT]: POST to the private responder.
@@ -155,6 +156,53 @@ if start_private "$IDEMORDERS_BIN" "$priv/idemorders.conf" "$priv/sock" "$PLOG";
 	expect_status 201 "$w: the same key once the lock is gone"
 	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
 	expect_one_order "$key" "$sku" 48 "$oid" "$w: the same key once the lock is gone"
+
+	# The key held by an uncommitted owner (sleeping 5 s after its
+	# ledger insert) for longer than the deadline: the second request
+	# gives up within the deadline (409 REQUEST_IN_PROGRESS, or 503
+	# RETRY_DEADLINE_EXCEEDED when the statement timeout fires first),
+	# with Retry-After; once the owner commits the key replays its order.
+	w="key held by an uncommitted owner beyond the deadline"
+	sku=$(new_sku T41-own 50)
+	key=$(unique_key t41-own)
+	body=$(order_body "$sku" 2)
+	(
+		T_TMP=$priv/owner
+		mkdir -p "$T_TMP"
+		# shellcheck disable=SC2034  # pfcgi writes there
+		HEADERS=$T_TMP/headers
+		pfcgi "$key" "$body" after_ledger_insert=sleep5000
+		echo "$STATUS" >"$priv/owner.status"
+		printf '%s' "$BODY" >"$priv/owner.body"
+	) &
+	owner=$!
+	sleep 0.5
+	t0=$(now_ms)
+	pfcgi "$key" "$body"
+	el=$(($(now_ms) - t0))
+	c=$(printf '%s' "$BODY" | jq -r .code 2>/dev/null)
+	case $STATUS/$c in
+	409/REQUEST_IN_PROGRESS|503/RETRY_DEADLINE_EXCEEDED)
+		ok "$w: $STATUS $c" ;;
+	*)	fail "$w" "expected 409 REQUEST_IN_PROGRESS or 503 RETRY_DEADLINE_EXCEEDED, got $STATUS $c" ;;
+	esac
+	[[ -n $(hdr retry-after) ]] && ok "$w: Retry-After $(hdr retry-after)" ||
+	    fail "$w: Retry-After" "missing"
+	if [[ $el -le 4000 ]]; then
+		ok "$w: answered after ${el} ms (deadline 2000 ms, owner 5000 ms)"
+	else
+		fail "$w: timing" "answered after ${el} ms"
+	fi
+	wait "$owner"
+	STATUS=$(cat "$priv/owner.status" 2>/dev/null)
+	BODY=$(cat "$priv/owner.body" 2>/dev/null)
+	expect_status 201 "$w: the owner"
+	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+	pfcgi "$key" "$body"
+	expect_status 201 "$w: retry after the owner committed"
+	expect_header idempotent-replayed true "$w: retry after the owner committed"
+	expect_body_json .orderId "$oid" "$w: retry after the owner committed"
+	expect_one_order "$key" "$sku" 48 "$oid" "$w"
 
 	# conflict_read=null with 10 attempts allowed: the deadline ends it.
 	w="private conflict_read=null"

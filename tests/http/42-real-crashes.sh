@@ -17,22 +17,6 @@
 
 other_server() { [[ $1 == lighttpd ]] && echo apache || echo lighttpd; }
 
-# sleeping_worker: the pool worker sleeping in a fault point (nanosleep),
-# waiting up to 3 s for one.
-sleeping_worker() {
-	local i p
-	for ((i = 0; i < 30; i++)); do
-		for p in $(pool_workers); do
-			if grep -q nanosleep "/proc/$p/wchan" 2>/dev/null; then
-				echo "$p"
-				return 0
-			fi
-		done
-		sleep 0.1
-	done
-	return 1
-}
-
 # --- SIGKILL in the middle of the transaction ---------------------------------
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")

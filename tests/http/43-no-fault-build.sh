@@ -36,7 +36,8 @@ else
 fi
 bin=$build/src/idemorders
 
-syms=$(nm "$bin" 2>/dev/null | grep -Ei 'fault' | awk '{ print $3 }' | tr '\n' ' ')
+# Symbols named fault_* (fault_hit, fault_parse, fault_points).
+syms=$(nm "$bin" 2>/dev/null | awk '$NF ~ /^fault_/ { print $NF }' | tr '\n' ' ')
 if [[ -z $syms ]]; then
 	ok "nm: no fault symbol in the plain build"
 else
@@ -48,7 +49,8 @@ else
 	ok "the plain binary never names HTTP_X_IDEMORDERS_FAULT"
 fi
 # The stack's build is the one with the fault points.
-if nm "$IDEMORDERS_BIN" 2>/dev/null | grep -q ' T fault_hit$'; then
+stack_syms=$(nm "$IDEMORDERS_BIN" 2>/dev/null)
+if grep -q ' T fault_hit$' <<<"$stack_syms"; then
 	ok "nm: the test stack's build has fault_hit"
 else
 	fail "nm" "the test stack's build has no fault_hit: is it built with --enable-fault-injection?"

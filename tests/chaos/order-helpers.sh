@@ -1,0 +1,275 @@
+# tests/chaos/order-helpers.sh -- helpers shared by the failure-table,
+# retry-limit, crash and chaos tests (tests/http/4*.sh).  Source it after
+# tests/lib/http.sh:
+#
+#	. "$(dirname -- "$0")/../lib/http.sh"
+#	. "$(dirname -- "$0")/../chaos/order-helpers.sh"
+#
+#   new_sku PREFIX AVAILABLE [PRICE]   insert a fresh KRW SKU, print its name
+#   order_body SKU QTY [PRICE]         a valid create-order body
+#   post_order URL KEY BODY [FAULT] [USER]
+#                                      POST URL/orders via req()
+#   bg_post OUT URL KEY BODY [FAULT]   the same in the background: OUT.status,
+#                                      OUT.headers, OUT.body, OUT.ms
+#   bg_load OUT                        load a bg_post result as STATUS, BODY,
+#                                      HEADERS
+#   ledger_rows KEY  ledger_status KEY  ledger_field KEY COLUMN
+#   orders_for KEY   order_of KEY       stock_of SKU
+#   expect_gateway_error [WHAT]        a web server's error, not the app's
+#   expect_nothing_committed KEY SKU AVAILABLE WHAT
+#   expect_one_order KEY SKU AVAILABLE ORDER_ID WHAT
+#   log_attempts LOGFILE KEY           attempts=N of the key's last log line
+#   pool_workers | pool_wait_full [SECONDS] | sleeping_worker
+#                                      the test stack's worker pool
+#   private_conf FILE SOCKET [KEY=VALUE...]
+#                                      a responder config on the test DB
+#   start_private BIN CONF SOCKET LOG  start a private `serve`; sets PRIV_PID
+#   stop_private                       SIGTERM it, wait, clean up
+
+: "${PRINCIPAL:=alice}"
+RUN_TAG=$(date +%s%N | cut -c6-13)$$
+
+# new_sku PREFIX AVAILABLE [PRICE]: a fresh SKU (KRW) with AVAILABLE units.
+new_sku() {
+	local sku="$1-$RUN_TAG-$RANDOM"
+	sku=${sku:0:64}
+	sql "INSERT INTO stock (sku, currency, unit_price, available)
+	    VALUES ('$sku', 'KRW', ${3:-1000}, $2)" >/dev/null || {
+		fail "new_sku $sku" "INSERT INTO stock failed"
+		return 1
+	}
+	printf '%s' "$sku"
+}
+
+# order_body SKU QTY [PRICE]
+order_body() {
+	printf '{"currency":"KRW","items":[{"sku":"%s","qty":%d}],"amount":%d}' \
+	    "$1" "$2" $(($2 * ${3:-1000}))
+}
+
+# post_order URL KEY BODY [FAULT] [USER]
+post_order() {
+	local url=$1 key=$2 body=$3 fault=${4:-} user=${5:-$ALICE}
+	local args=(-u "$user" -H "Idempotency-Key: $key"
+	    -H 'Content-Type: application/json' --data-binary "$body")
+	[[ -n $fault ]] && args+=(-H "X-Idemorders-Fault: $fault")
+	req POST "$url$MOUNT" "${args[@]}"
+}
+
+# bg_post OUT URL KEY BODY [FAULT]: start a POST in the background (the
+# caller waits); its answer lands in OUT.status, OUT.headers, OUT.body,
+# and the time taken in OUT.ms.
+bg_post() {
+	local out=$1 url=$2 key=$3 body=$4 fault=${5:-}
+	local args=(-u "$ALICE" -H "Idempotency-Key: $key"
+	    -H 'Content-Type: application/json' --data-binary "$body")
+	[[ -n $fault ]] && args+=(-H "X-Idemorders-Fault: $fault")
+	(
+		t0=$(date +%s%N)
+		curl -s -o "$out.body" -D "$out.headers" -w '%{http_code}' \
+		    --max-time 60 -X POST "${args[@]}" "$url$MOUNT" \
+		    >"$out.status" 2>/dev/null || echo 000 >"$out.status"
+		echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
+	) &
+}
+
+# bg_load OUT: make a bg_post answer the current response.
+bg_load() {
+	STATUS=$(head -c 3 "$1.status" 2>/dev/null)
+	[[ -n $STATUS ]] || STATUS=000
+	BODY=$(cat "$1.body" 2>/dev/null)
+	_headers_from "$1.headers"
+	REQ_DESC="background POST ($(basename "$1"))"
+}
+
+_q() { printf '%s' "$1" | sed "s/'/''/g"; }
+
+ledger_rows() {
+	sql "SELECT COUNT(*) FROM idempotency_records WHERE principal_id =
+	    '$(_q "$PRINCIPAL")' AND operation = 'create-order' AND
+	    idem_key = '$(_q "$1")'"
+}
+ledger_status() { ledger_field "$1" status; }
+# ledger_field KEY COLUMN: one column of the key's ledger row ("" if none).
+ledger_field() {
+	sql "SELECT COALESCE($2, 'NULL') FROM idempotency_records WHERE
+	    principal_id = '$(_q "$PRINCIPAL")' AND operation = 'create-order'
+	    AND idem_key = '$(_q "$1")'"
+}
+orders_for() {
+	sql "SELECT COUNT(*) FROM orders WHERE principal_id =
+	    '$(_q "$PRINCIPAL")' AND idempotency_key = '$(_q "$1")'"
+}
+# order_of KEY: the public id of the key's order(s), one per line.
+order_of() {
+	sql "SELECT CONCAT('o-', id) FROM orders WHERE principal_id =
+	    '$(_q "$PRINCIPAL")' AND idempotency_key = '$(_q "$1")' ORDER BY id"
+}
+stock_of() {
+	sql "SELECT available FROM stock WHERE sku = '$(_q "$1")'"
+}
+# items_of ORDER_ID: "sku qty" lines of an order.
+items_of() {
+	sql "SELECT sku, qty FROM order_items WHERE order_id =
+	    ${1#o-} ORDER BY sku"
+}
+
+# expect_gateway_error [WHAT]: the web server's own error (5xx, not the
+# application's problem+json) or no answer at all.
+expect_gateway_error() {
+	local what=${1:-$REQ_DESC}
+	case $STATUS in
+	000|500|502|503|504)
+		if [[ $(media_type) == application/problem+json ]]; then
+			fail "$what: gateway error" "got the application's $STATUS $(printf '%s' "$BODY" | jq -r .code 2>/dev/null)"
+		else
+			ok "$what: gateway error ($STATUS), no application answer"
+		fi ;;
+	*)	fail "$what: gateway error" "expected 5xx or no answer, got $STATUS" ;;
+	esac
+}
+
+# expect_nothing_committed KEY SKU AVAILABLE WHAT
+expect_nothing_committed() {
+	expect_sql_value "$4: ledger rows" 0 "$(ledger_rows "$1")"
+	expect_sql_value "$4: orders for the key" 0 "$(orders_for "$1")"
+	expect_sql_value "$4: stock of $2 unchanged" "$3" "$(stock_of "$2")"
+}
+
+# expect_one_order KEY SKU AVAILABLE ORDER_ID WHAT: exactly one order for
+# KEY (ORDER_ID), a SUCCEEDED ledger row naming it, stock AVAILABLE.
+expect_one_order() {
+	expect_sql_value "$5: orders for the key" 1 "$(orders_for "$1")"
+	expect_sql_value "$5: the key's order" "$4" "$(order_of "$1")"
+	expect_sql_value "$5: ledger rows" 1 "$(ledger_rows "$1")"
+	expect_sql_value "$5: ledger status" SUCCEEDED "$(ledger_status "$1")"
+	expect_sql_value "$5: ledger resource_id" "$4" "$(ledger_field "$1" resource_id)"
+	expect_sql_value "$5: stock of $2" "$3" "$(stock_of "$2")"
+}
+
+# expect_sql_value WHAT EXPECTED ACTUAL
+expect_sql_value() {
+	if [[ $3 == "$2" ]]; then
+		ok "$1 = $2"
+	else
+		fail "$1" "expected '$2', got '$3'"
+	fi
+}
+
+# expect_same_answer OUT_A OUT_B WHAT: same status and byte-identical body.
+expect_same_body() {
+	if cmp -s "$1" "$2"; then
+		ok "$3: body byte for byte the same"
+	else
+		fail "$3: same body" "$(head -c 200 "$1") vs $(head -c 200 "$2")"
+	fi
+}
+
+# log_attempts LOGFILE KEY: attempts=N of the last log line of POST KEY.
+log_attempts() {
+	grep -F " key=$2 attempts=" "$1" 2>/dev/null | tail -n 1 |
+	    sed -n 's/.* attempts=\([0-9]*\) .*/\1/p'
+}
+
+# wait_log LOGFILE KEY: wait up to 5 s for the key's request line.
+wait_log() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		grep -qF " key=$2 attempts=" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# private_conf FILE SOCKET [KEY=VALUE...]: the test stack's database and
+# mount, our own socket and settings.
+private_conf() {
+	local file=$1 sock=$2 kv
+	shift 2
+	{
+		echo "listen = unix:$sock"
+		echo "socket_mode = 0600"
+		echo "log = stderr"
+		echo "log_level = info"
+		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var)[[:space:]]*=' "$IDEMORDERS_CONF"
+		for kv in "$@"; do
+			echo "${kv%%=*} = ${kv#*=}"
+		done
+	} >"$file"
+}
+
+PRIV_PID=
+PRIV_SOCK=
+# start_private BIN CONF SOCKET LOG: start `BIN serve -c CONF`, wait for
+# its socket.
+start_private() {
+	local i
+	PRIV_SOCK=$3
+	rm -f "$3"
+	setsid "$1" serve -c "$2" </dev/null >"$4" 2>&1 &
+	PRIV_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $3 ]] && return 0
+		kill -0 "$PRIV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "private serve" "no socket $3; log: $(tail -n 5 "$4" | tr '\n' ' ')"
+	return 1
+}
+
+# stop_private: SIGTERM the private master (its workers follow), wait.
+stop_private() {
+	local i kids
+	[[ -n $PRIV_PID ]] || return 0
+	kids=$(pgrep -P "$PRIV_PID" 2>/dev/null)
+	kill -TERM "$PRIV_PID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$PRIV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	kill -0 "$PRIV_PID" 2>/dev/null && kill -KILL "$PRIV_PID" $kids 2>/dev/null
+	wait "$PRIV_PID" 2>/dev/null
+	PRIV_PID=
+	[[ -n $PRIV_SOCK ]] && rm -f "$PRIV_SOCK"
+}
+
+# pool_workers: the live workers of the test stack's pool, one per line.
+pool_workers() {
+	local m p st
+	m=$(cat "$SERVE_PIDFILE" 2>/dev/null) || return 0
+	for p in $(pgrep -P "$m" 2>/dev/null); do
+		st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) || continue
+		[[ $st != Z ]] && echo "$p"
+	done
+}
+
+# sleeping_worker: the pool worker sleeping in a fault point (nanosleep:
+# an injected sleepN), waiting up to 3 s for one.
+sleeping_worker() {
+	local i p
+	for ((i = 0; i < 30; i++)); do
+		for p in $(pool_workers); do
+			if grep -q nanosleep "/proc/$p/wchan" 2>/dev/null; then
+				echo "$p"
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# pool_wait_full [SECONDS]: wait until the pool has its configured workers
+# again (after crashes the master respawns them, with a delay after a
+# quick death), so that later scripts find the stack as it was.
+pool_wait_full() {
+	local want i
+	want=$(sed -n 's/^[[:space:]]*workers[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$IDEMORDERS_CONF" | tail -n 1)
+	want=${want:-4}
+	for ((i = 0; i < ${1:-40} * 10; i++)); do
+		[[ $(pool_workers | wc -l) -ge $want ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
