@@ -132,6 +132,17 @@ expect_job() {
 
 ceil_div() { echo $((($1 + $2 - 1) / $2)); }
 
+# Batches the job needs for the due rows with batch size $1: it walks one
+# terminal status at a time, each in batches of at most $1 rows.
+due_batches() {
+	local s f
+	s=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'SUCCEEDED'
+	    AND expires_at <= UTC_TIMESTAMP(6)")
+	f=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'FAILED_FINAL'
+	    AND expires_at <= UTC_TIMESTAMP(6)")
+	echo $(($(ceil_div "$s" "$1") + $(ceil_div "$f" "$1")))
+}
+
 # --- a first run: exactly the due terminal rows ---------------------------
 
 # Before anything of ours is due, clear whatever an interrupted earlier run
@@ -194,8 +205,9 @@ else
 fi
 
 # The real run.
+nb=$(due_batches 1000)
 run_job
-expect_job "first run" "expired=$n purged=$pg batches=$(($(ceil_div "$n" 1000) + $(ceil_div "$pg" 1000)))"
+expect_job "first run" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 1000)))"
 expect_count "due rows are EXPIRED tombstones" 5 "status = 'EXPIRED'" "${DUE[@]}"
 expect_count "tombstones have no response body and no headers" 5 \
     "response_body IS NULL AND response_headers IS NULL" "${DUE[@]}"
@@ -240,8 +252,9 @@ n=$(due_count)
 pg=$(purgeable_count)
 [[ $n -eq 8 ]] && ok "exactly our 8 rows are due" ||
     fail "due rows" "expected 8, found $n"
+nb=$(due_batches 3)
 run_job --batch 3
-expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$(($(ceil_div "$n" 3) + $(ceil_div "$pg" 3)))"
+expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
 expect_count "--batch 3 expired all 8 rows" 8 \
     "status = 'EXPIRED' AND response_body IS NULL AND response_headers IS NULL" "${B[@]}"
 [[ $(due_count) == 0 ]] && ok "--batch 3: nothing left due" ||
@@ -253,8 +266,9 @@ B2=("${ROWS[@]}")
 make_due "${B2[@]}"
 n=$(due_count)
 pg=$(purgeable_count)
+nb=$(due_batches 3)
 run_job --batch 3
-expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$(($(ceil_div "$n" 3) + $(ceil_div "$pg" 3)))"
+expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
 expect_count "--batch 3 expired all 6 rows" 6 "status = 'EXPIRED'" "${B2[@]}"
 
 # --- two runs at once ------------------------------------------------------
@@ -319,9 +333,10 @@ pg=$(purgeable_count)
 # tombstone_retention = 0 keeps tombstones for ever.
 keepconf=$T_TMP/keep.conf
 { cat "$IDEMORDERS_CONF"; echo "tombstone_retention = 0"; } >"$keepconf"
+nb=$(due_batches 1000)
 out=$("$IDEMORDERS_BIN" expire -c "$keepconf" 2>"$T_TMP/keep.err")
 rc=$?
-if [[ $rc -eq 0 && $out == "expired=$n purged=0 batches=$(ceil_div "$n" 1000)" ]]; then
+if [[ $rc -eq 0 && $out == "expired=$n purged=0 batches=$nb" ]]; then
 	ok "tombstone_retention = 0: nothing purged ($out)"
 else
 	fail "tombstone_retention = 0" "rc $rc, output '$out' $(head -c 300 "$T_TMP/keep.err")"
@@ -352,9 +367,10 @@ sql "UPDATE idempotency_records SET updated_at = UTC_TIMESTAMP(6) - INTERVAL 40 
     WHERE principal_id = '$P' AND idem_key IN ($(in_list "${OLD2[@]}"))"
 pg=$(purgeable_count)
 n=$(due_count)
+nb=$(due_batches 2)
 run_job --batch 2
 expect_job "purge --batch 2 over $pg tombstones" \
-    "expired=$n purged=$pg batches=$(($(ceil_div "$n" 2) + $(ceil_div "$pg" 2)))"
+    "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 2)))"
 expect_count "purge --batch 2 deleted all 5" 0 "1" "${OLD2[@]}"
 
 # --- failure exits non-zero -------------------------------------------------
