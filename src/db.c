@@ -91,6 +91,7 @@ db_disconnect(struct db *db)
 	if (db->my != NULL)
 		mysql_close(db->my);
 	db->my = NULL;
+	db->read_open = 0;
 	db->lock_wait_s = 0;
 	db->stmt_time_ms = 0;
 }
@@ -228,6 +229,7 @@ db_commit(struct db *db)
 {
 	if (db->my == NULL)
 		return db_error(db);
+	db->read_open = 0;
 	if (mysql_commit(db->my) != 0)
 		return db_error(db);
 	return DB_OK;
@@ -244,11 +246,34 @@ db_rollback(struct db *db)
 
 	if (db->my == NULL)
 		return DB_LOST;
+	db->read_open = 0;
 	if (mysql_rollback(db->my) == 0)
 		return DB_OK;
 	rc = db_error(db);
 	db_disconnect(db);
 	return rc;
+}
+
+/*
+ * Mark the end of a read: with autocommit off, reads leave a transaction
+ * open that holds no row locks and, under READ COMMITTED, no snapshot,
+ * only metadata locks.  Rather than a round trip now, the next write
+ * transaction continues it, or db_idle() ends it when the worker has
+ * nothing to do.
+ */
+void
+db_end_read(struct db *db)
+{
+	if (db->my != NULL)
+		db->read_open = 1;
+}
+
+/* End a read-only transaction left open, so that DDL never waits on it. */
+void
+db_idle(struct db *db)
+{
+	if (db->read_open)
+		db_rollback(db);
 }
 
 /*

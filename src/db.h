@@ -30,7 +30,6 @@ enum db_stmt_id {
 	DBS_ITEM_INSERT,
 	DBS_STOCK_DECREASE,
 	DBS_ORDER_GET,
-	DBS_ITEMS_GET,
 	DBS_STOCK_LOCK,		/* + n - 1 for n SKUs, n <= DB_STOCK_LOCK_CACHED */
 	DBS_COUNT = DBS_STOCK_LOCK + 16,
 };
@@ -41,6 +40,7 @@ struct db {
 	MYSQL			*my;		/* NULL when disconnected */
 	MYSQL_STMT		*stmts[DBS_COUNT];
 	long			 connect_budget_ms;	/* 0: db_connect_timeout */
+	int			 read_open;	/* a read-only transaction */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;
 	unsigned int		 last_errno;
@@ -56,6 +56,8 @@ int	db_wait_limits(struct db *, long);
 int	db_exec(struct db *, const char *);
 int	db_commit(struct db *);
 int	db_rollback(struct db *);
+void	db_end_read(struct db *);
+void	db_idle(struct db *);
 MYSQL_STMT *db_stmt(struct db *, enum db_stmt_id, const char *);
 int	db_execute(struct db *, MYSQL_STMT *, MYSQL_BIND *);
 int	db_fetch(struct db *, MYSQL_STMT *);

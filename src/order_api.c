@@ -79,9 +79,7 @@ handle_get(struct db *db, const struct request *req, const char *arg,
 				rc = store_get_order(db, req->principal, id, v,
 				    note, ORDER_NOTE_MAX * 4 + 1);
 		}
-		/* End the read-only transaction autocommit=0 opened. */
-		if (db->my != NULL)
-			db_rollback(db);
+		db_end_read(db);
 	}
 	if (rc < 0) {
 		log_warnx("order lookup failed: %s", db->last_error);

@@ -209,9 +209,7 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		    c->scope.key, rec.status);
 	}
 out:
-	/* End the read-only transaction that autocommit = 0 opened. */
-	if (c->db->my != NULL)
-		db_rollback(c->db);
+	db_end_read(c->db);
 	ledger_record_clear(&rec);
 	return a;
 }

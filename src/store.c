@@ -191,29 +191,30 @@ store_decrease_stock(struct db *db, const struct order_item *it)
 }
 
 /*
- * Read one order of principal into v; the note is copied into notebuf.
- * Returns 1, 0 when the principal has no such order, or a db_err.
+ * Read one order of principal into v, with its items, in one statement;
+ * the note is copied into notebuf.  Returns 1, 0 when the principal has
+ * no such order, or a db_err.
  */
 int
 store_get_order(struct db *db, const char *principal, unsigned long long id,
     struct order_view *v, char *notebuf, size_t notesz)
 {
-	static const char osql[] = "SELECT status, currency, amount, shipping,"
-	    " note, DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%sZ') "
-	    "FROM orders WHERE id = ? AND principal_id = ?";
-	static const char isql[] = "SELECT sku, qty, unit_price "
-	    "FROM order_items WHERE order_id = ? ORDER BY sku";
-	MYSQL_STMT	*st;
-	MYSQL_BIND	 p[2], r[6];
-	unsigned long	 len[6];
-	my_bool		 nul[6];
-	long long	 oid = (long long)id, amount;
-	char		 sku[ORDER_SKU_MAX + 1];
-	int		 rc, qty;
-	long long	 price;
+	static const char sql[] = "SELECT o.status, o.currency, o.amount, "
+	    "o.shipping, o.note, DATE_FORMAT(o.created_at, "
+	    "'%Y-%m-%dT%H:%i:%sZ'), i.sku, i.qty, i.unit_price "
+	    "FROM orders o JOIN order_items i ON i.order_id = o.id "
+	    "WHERE o.id = ? AND o.principal_id = ? ORDER BY i.sku";
+	MYSQL_STMT		*st;
+	MYSQL_BIND		 p[2], r[9];
+	unsigned long		 len[9];
+	my_bool			 nul[9];
+	long long		 oid = (long long)id, amount, price;
+	char			 sku[ORDER_SKU_MAX + 1];
+	struct order_view_item	*it;
+	int			 rc, qty;
 
 	memset(v, 0, sizeof(*v));
-	st = db_stmt(db, DBS_ORDER_GET, osql);
+	st = db_stmt(db, DBS_ORDER_GET, sql);
 	if (st == NULL)
 		return db_error(db);
 	db_bind_i64(&p[0], &oid);
@@ -232,35 +233,9 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	db_bind_out_str(&r[4], notebuf, notesz, &len[4], &nul[4]);
 	db_bind_out_str(&r[5], v->created_at, sizeof(v->created_at) - 1,
 	    &len[5], &nul[5]);
-	if (mysql_stmt_bind_result(st, r) != 0) {
-		rc = db_stmt_error(db, st);
-		mysql_stmt_free_result(st);
-		return rc;
-	}
-	rc = db_fetch(db, st);
-	while (rc == 1 && db_fetch(db, st) == 1)
-		;
-	mysql_stmt_free_result(st);
-	if (rc <= 0)
-		return rc;
-	if (len[4] >= notesz)
-		return DB_ERROR;
-	notebuf[len[4]] = '\0';
-	v->note = notebuf;
-	v->note_len = len[4];
-	v->currency[len[1] < 3 ? len[1] : 3] = '\0';
-	v->amount = amount;
-	order_id_format(v->id, sizeof(v->id), id);
-
-	st = db_stmt(db, DBS_ITEMS_GET, isql);
-	if (st == NULL)
-		return db_error(db);
-	rc = db_execute(db, st, p);
-	if (rc != DB_OK)
-		return rc;
-	db_bind_out_str(&r[0], sku, sizeof(sku) - 1, &len[0], &nul[0]);
-	db_bind_int(&r[1], &qty);
-	db_bind_i64(&r[2], &price);
+	db_bind_out_str(&r[6], sku, sizeof(sku) - 1, &len[6], &nul[6]);
+	db_bind_int(&r[7], &qty);
+	db_bind_i64(&r[8], &price);
 	if (mysql_stmt_bind_result(st, r) != 0) {
 		rc = db_stmt_error(db, st);
 		mysql_stmt_free_result(st);
@@ -270,16 +245,27 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 		rc = db_fetch(db, st);
 		if (rc != 1)
 			break;
-		if (v->nitems == ORDER_ITEMS_MAX || len[0] > ORDER_SKU_MAX)
+		if (v->nitems == ORDER_ITEMS_MAX || len[6] > ORDER_SKU_MAX ||
+		    len[4] >= notesz)
 			continue;
-		memcpy(v->items[v->nitems].sku, sku, len[0]);
-		v->items[v->nitems].sku[len[0]] = '\0';
-		v->items[v->nitems].qty = qty;
-		v->items[v->nitems].unit_price = price;
-		v->nitems++;
+		it = &v->items[v->nitems++];
+		memcpy(it->sku, sku, len[6]);
+		it->sku[len[6]] = '\0';
+		it->qty = qty;
+		it->unit_price = price;
+		notebuf[len[4]] = '\0';
+		v->note_len = len[4];
+		v->currency[len[1] < 3 ? len[1] : 3] = '\0';
+		v->amount = amount;
 	}
 	mysql_stmt_free_result(st);
-	return rc < 0 ? rc : 1;
+	if (rc < 0)
+		return rc;
+	if (v->nitems == 0)
+		return 0;
+	v->note = notebuf;
+	order_id_format(v->id, sizeof(v->id), id);
+	return 1;
 }
 
 /* Find the order a key of principal created: 1 with *id, 0, or db_err. */

@@ -162,6 +162,8 @@ worker_main(const struct conf *conf, int listen_fd,
 	struct buf		 body;
 	struct response		 resp;
 	long			 served = 0;
+	struct timespec		 idle = { 1, 0 };
+	int			 n;
 
 #ifdef HAVE_PRCTL
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -200,7 +202,9 @@ worker_main(const struct conf *conf, int listen_fd,
 	pfd.events = POLLIN;
 	while (!worker_quit &&
 	    (conf->max_requests == 0 || served < conf->max_requests)) {
-		if (ppoll(&pfd, 1, NULL, &waitmask) == -1) {
+		/* Idle for a second with a read left open: end it. */
+		n = ppoll(&pfd, 1, db.read_open ? &idle : NULL, &waitmask);
+		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			log_warn("ppoll");
@@ -208,6 +212,10 @@ worker_main(const struct conf *conf, int listen_fd,
 		}
 		if (worker_quit)
 			break;
+		if (n == 0) {
+			db_idle(&db);
+			continue;
+		}
 		/* The socket is non-blocking: another worker may win. */
 		if (FCGX_Accept_r(&fr) < 0)
 			continue;
