@@ -89,18 +89,30 @@ buf_addc(struct buf *b, char c)
 	return buf_add(b, &c, 1);
 }
 
-/* Append formatted text. */
+/* Append formatted text; formats once when it fits the spare room. */
 int
 buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 {
 	va_list	 ap2;
+	size_t	 room;
 	int	 n, rc;
 
+	room = b->cap > b->len ? b->cap - b->len : 0;
 	va_copy(ap2, ap);
-	n = vsnprintf(NULL, 0, fmt, ap2);
+	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
 		return BUF_NOMEM;
+	if ((size_t)n < room) {
+		if ((size_t)n > b->max - b->len || b->len > b->max) {
+			b->p[b->len] = '\0';
+			return BUF_TOO_BIG;
+		}
+		b->len += (size_t)n;
+		return BUF_OK;
+	}
+	if (room > 0)
+		b->p[b->len] = '\0';
 	rc = buf_grow(b, (size_t)n);
 	if (rc != BUF_OK)
 		return rc;

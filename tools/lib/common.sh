@@ -21,7 +21,9 @@ stack_vars() {
 		DB_PORT=3307 ;;
 	test)	LIGHTTPD_PORT=18080 APACHE_PORT=18081 FCGID_PORT=18082
 		DB_PORT=13307 ;;
-	*)	die "IDEMORDERS_STACK must be dev or test, not '$STACK'" ;;
+	bench)	LIGHTTPD_PORT=28080 APACHE_PORT=28081 FCGID_PORT=28082
+		DB_PORT=23307 ;;	# tools/dev bench (tools/lib/bench.sh)
+	*)	die "IDEMORDERS_STACK must be dev, test or bench, not '$STACK'" ;;
 	esac
 	# IDEMORDERS_PORT_OFFSET=N moves all four ports by N, so that the
 	# same stack of two clones can run at once (e.g. 100: 18180...).
