@@ -1,0 +1,142 @@
+-- bench/orders.lua -- the wrk script of `tools/dev bench` (tools/lib/bench.sh).
+--
+--   wrk -s bench/orders.lua URL -- MODE EXPECT TAG [ARG]
+--
+-- MODE     create    POST, a new Idempotency-Key every request (TAG-thread-n),
+--                    one unit price x qty of a random SKU BENCH-00..BENCH-63
+--          hot       the same, every order on SKU BENCH-HOT
+--          replay    POST the same key ARG and body again and again
+--          conflict  POST key ARG with another body (409 expected)
+--          get       GET ARG (an order's path, /orders/o-N)
+-- EXPECT   the status every answer must have.  For create and hot an answer
+--          carrying Idempotent-Replayed is unexpected (a key was reused);
+--          for replay one without Idempotent-Replayed: true is.
+--
+-- Statuses are counted here, per thread, not by wrk's non-2xx (a 409 is
+-- what the conflict run expects).  done() prints one line:
+--   BENCH mode=M requests=N seconds=S rps=X p50_ms=A p99_ms=B expected=E
+--         unexpected=U socket_errors=K statuses=201:N,409:M
+-- (unexpected: answers with another status; socket_errors: connect, read,
+-- write errors and timeouts, which got no answer at all).
+-- Authorization comes from wrk -H; every other header is set here.
+
+local threads = {}
+
+function setup(thread)
+	thread:set("thread_id", #threads)
+	table.insert(threads, thread)
+end
+
+-- The BENCH-NN SKUs cost 100 x (NN + 1) KRW (bench.sh inserts them so).
+local function price(n)
+	return 100 * (n + 1)
+end
+
+local function order_body(sku, qty, amount)
+	return string.format(
+	    '{"currency":"KRW","items":[{"sku":"%s","qty":%d}],"amount":%d}',
+	    sku, qty, amount)
+end
+
+-- The fixed body of the replay run (and what bench.sh creates first);
+-- the conflict run sends the same key with qty 2.
+local REPLAY_BODY = order_body("BENCH-00", 1, price(0))
+local CONFLICT_BODY = order_body("BENCH-00", 2, 2 * price(0))
+local HOT_PRICE = 500
+
+function init(args)
+	mode = args[1] or "create"
+	expect = tonumber(args[2] or "201")
+	tag = args[3] or "bench"
+	fixed_arg = args[4]
+	counts = {}		-- status -> answers
+	expected = 0
+	unexpected = 0
+	counter = 0
+	math.randomseed(os.time() * 1000 + thread_id * 7919)
+
+	headers = {}
+	for k, v in pairs(wrk.headers) do
+		headers[k] = v
+	end
+	if mode == "get" then
+		fixed = wrk.format("GET", fixed_arg, headers, nil)
+	elseif mode == "replay" or mode == "conflict" then
+		headers["Content-Type"] = "application/json"
+		headers["Idempotency-Key"] = fixed_arg
+		fixed = wrk.format("POST", wrk.path, headers,
+		    mode == "replay" and REPLAY_BODY or CONFLICT_BODY)
+	elseif mode == "create" or mode == "hot" then
+		headers["Content-Type"] = "application/json"
+	else
+		error("orders.lua: unknown mode " .. mode)
+	end
+end
+
+function request()
+	if fixed then
+		return fixed
+	end
+	counter = counter + 1
+	local qty = math.random(1, 3)
+	local sku, amount
+	if mode == "hot" then
+		sku, amount = "BENCH-HOT", qty * HOT_PRICE
+	else
+		local n = math.random(0, 63)
+		sku, amount = string.format("BENCH-%02d", n), qty * price(n)
+	end
+	headers["Idempotency-Key"] = string.format("%s-%d-%d", tag,
+	    thread_id, counter)
+	return wrk.format("POST", wrk.path, headers,
+	    order_body(sku, qty, amount))
+end
+
+local function replayed(h)
+	return h["Idempotent-Replayed"] or h["idempotent-replayed"]
+end
+
+function response(status, h, body)
+	counts[status] = (counts[status] or 0) + 1
+	local good = status == expect
+	if good and mode == "replay" then
+		good = replayed(h) == "true"
+	elseif good and (mode == "create" or mode == "hot") then
+		good = replayed(h) == nil
+	end
+	if good then
+		expected = expected + 1
+	else
+		unexpected = unexpected + 1
+	end
+end
+
+function done(summary, latency, requests)
+	local all, exp, unexp = {}, 0, 0
+	for _, t in ipairs(threads) do
+		for status, n in pairs(t:get("counts")) do
+			all[status] = (all[status] or 0) + n
+		end
+		exp = exp + t:get("expected")
+		unexp = unexp + t:get("unexpected")
+	end
+	local keys = {}
+	for status in pairs(all) do
+		table.insert(keys, status)
+	end
+	table.sort(keys)
+	local list = {}
+	for _, status in ipairs(keys) do
+		table.insert(list, status .. ":" .. all[status])
+	end
+	local e = summary.errors
+	local sockerr = e.connect + e.read + e.write + e.timeout
+	local secs = summary.duration / 1e6
+	io.write(string.format("BENCH mode=%s requests=%d seconds=%.3f "
+	    .. "rps=%.1f p50_ms=%.3f p99_ms=%.3f expected=%d unexpected=%d "
+	    .. "socket_errors=%d statuses=%s\n",
+	    threads[1]:get("mode"), summary.requests, secs,
+	    summary.requests / secs, latency:percentile(50) / 1000,
+	    latency:percentile(99) / 1000, exp, unexp, sockerr,
+	    #list > 0 and table.concat(list, ",") or "none"))
+end

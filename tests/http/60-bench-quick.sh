@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `tools/dev bench --quick` runs end to end: on its own stack 'bench'
+# (its own ports, var/bench, its own build without fault injection, fresh
+# database), never the test stack the other scripts use; it writes a
+# results table with every row, a TSV and a chart, and no run got an
+# unexpected status.  A smoke check only: no speed is asserted.
+# shellcheck source=tests/lib/http.sh
+. "$(dirname -- "$0")/../lib/http.sh"
+
+out=$T_TMP/bench
+log=$T_TMP/bench.log
+start=$(date +%s)
+if "$DEV" bench --quick --out "$out" >"$log" 2>&1; then
+	ok "tools/dev bench --quick exits 0 ($(($(date +%s) - start)) s)"
+else
+	fail "tools/dev bench --quick" "status $?: $(tail -n 15 "$log" | tr '\n' ' ')"
+fi
+
+md=$out/quick.md
+tsv=$out/quick.tsv
+check "results table $md written" test -s "$md"
+check "raw results $tsv written" test -s "$tsv"
+check "chart quick.png written" test -s "$out/quick.png"
+if [[ -s $out/quick.png ]]; then
+	if [[ $(head -c 8 "$out/quick.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; then
+		ok "quick.png is a PNG"
+	else
+		fail "quick.png" "not a PNG file"
+	fi
+fi
+
+# Every run of the quick set, each with answers and none unexpected
+# (a conflict run expects its 409s; wrk's non-2xx is not used).
+for row in "H H lighttpd" "H H apache" "D D -" "D D-hot -" \
+    "app create lighttpd" "app create apache" "app replay lighttpd" \
+    "app replay apache" "app conflict lighttpd" "app conflict apache" \
+    "app get lighttpd" "app get apache" "app hot lighttpd" "app hot apache"; do
+	read -r kind test server <<<"$row"
+	line=$(awk -F'\t' -v k="$kind" -v t="$test" -v s="$server" \
+	    '$1 == k && $2 == t && $3 == s' "$tsv" 2>/dev/null | head -n 1)
+	if [[ -z $line ]]; then
+		fail "row $test $server" "missing from $tsv"
+		continue
+	fi
+	IFS=$'\t' read -r _ _ _ c rps _ _ n _ unexpected statuses _ <<<"$line"
+	if [[ $n =~ ^[0-9]+$ && $n -gt 0 ]]; then
+		ok "row $test $server c$c: $n answers ($rps/s)"
+	else
+		fail "row $test $server" "no answers: $line"
+	fi
+	if [[ $unexpected == 0 ]]; then
+		ok "row $test $server: no unexpected status ($statuses)"
+	else
+		fail "row $test $server" "$unexpected unexpected ($statuses)"
+	fi
+done
+
+# The table: every row and the targets section, with the ceilings.
+for name in '| H (hello-fcgi) | lighttpd |' '| H (hello-fcgi) | apache |' \
+    '| D (dbtx) |' '| D-hot (dbtx, one SKU) |' '| C = 1/(1/H+1/D) | lighttpd |' \
+    '| C = 1/(1/H+1/D) | apache |' '| create | lighttpd |' '| create | apache |' \
+    '| replay | lighttpd |' '| replay | apache |' '| conflict | lighttpd |' \
+    '| conflict | apache |' '| get | lighttpd |' '| get | apache |' \
+    '| hot | lighttpd |' '| hot | apache |' '## Targets'; do
+	if grep -qF -- "$name" "$md" 2>/dev/null; then
+		ok "table has '$name'"
+	else
+		fail "table" "no '$name' in $md"
+	fi
+done
+if grep -qE '^\| zero unexpected statuses \| 0 \|' "$md" 2>/dev/null; then
+	ok "table: zero unexpected statuses"
+else
+	fail "table" "$(grep -F 'zero unexpected' "$md" 2>/dev/null || echo 'no unexpected-status line')"
+fi
+
+# It cleaned up after itself and never touched the test stack.
+left=$(pgrep -af -- "/run/idemorders-bench-|$REPO/var/bench/" | grep -v pgrep || true)
+if [[ -n $left ]]; then
+	fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
+else
+	ok "bench stack stopped afterwards"
+fi
+req GET "$LIGHTTPD_URL$MOUNT/_health"
+expect_status 200 "test stack still serves"
+
+[[ $FAILED -eq 0 ]] || sed 's/^/    /' "$log" | tail -n 40
+finish

@@ -1,0 +1,646 @@
+# tools/lib/bench.sh -- `tools/dev bench`: throughput, latency, CPU and
+# memory of idemorders against the ceilings that bound it, in one run.
+# shellcheck shell=bash
+#
+#   tools/dev bench [--quick] [--keep] [--out DIR]
+#
+# Always on its own stack 'bench' (ports 28080-28082, MariaDB 23307, plus
+# IDEMORDERS_PORT_OFFSET; var/bench, /run/idemorders-bench-*), so it never
+# disturbs the dev stack or a running `tools/dev test`.  Every run:
+#
+#  1. builds var/bench/build WITHOUT fault injection or sanitizers (plus
+#     bench/hello-fcgi and bench/dbtx), starts the stack on a fresh
+#     database and adds the SKUs BENCH-00..BENCH-63 (unit price
+#     100 x (NN+1) KRW) and BENCH-HOT, each with 10^9 in stock;
+#  2. H, the HTTP + FastCGI ceiling: hello-fcgi (the same supervisor and
+#     worker loop, a constant answer) takes the responder's socket, with
+#     the same workers, behind the same lighttpd/Apache config and auth,
+#     loaded with the same create requests;
+#  3. D, the transaction ceiling: bench/dbtx at the same concurrency
+#     (random BENCH SKU), and D-hot (every transaction on BENCH-HOT);
+#     C = 1 / (1/H + 1/D), everything sharing the same cores;
+#  4. idemorders behind lighttpd and Apache (mod_proxy_fcgi, as deployed:
+#     enablereuse=off): create with unique keys at each concurrency,
+#     replay of one key, same-key conflict (409), GET /orders/{id}, hot SKU.
+#
+# wrk (bench/orders.lua) counts every status itself: a run's "unexpected"
+# is any answer but the expected one plus socket errors.  CPU per request
+# comes from /proc/<pid>/stat (utime+stime of each process group and its
+# reaped children, before and after each run); peak RSS per worker is the
+# largest VmHWM among the responder's workers after the run.
+#
+# Full run (~10 minutes): bench/results/latest.{md,tsv,png}.  --quick
+# (~1 minute, concurrency 16 only, 3 s a run; the smoke check of `tools/dev
+# test`): var/bench/results/quick.{md,tsv,png}.  --keep leaves the stack
+# up afterwards (e.g. for profiling).  Knobs: BENCH_SECONDS (per run),
+# BENCH_LEVELS ("4 16 64"), BENCH_WORKERS (responder workers, 16),
+# BENCH_WRK_THREADS (2).  Nothing asserts a speed: the targets are reported.
+
+BENCH_SKUS=64
+BENCH_STOCK=1000000000
+BENCH_BUFFER_POOL=1073741824	# 1G: see bench_stack_up
+BENCH_HOT_C=16		# concurrency of the single-level runs
+BENCH_USER=alice
+BENCH_PASSWORD=alice-secret
+# The body bench/orders.lua replays, and its conflicting variant.
+BENCH_REPLAY_BODY='{"currency":"KRW","items":[{"sku":"BENCH-00","qty":1}],"amount":100}'
+
+# tools/dev bench [--quick] [--keep] [--out DIR]
+run_bench() {
+	BENCH_QUICK=0 BENCH_KEEP=0 BENCH_OUT=
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+		--quick)	BENCH_QUICK=1 ;;
+		--keep)		BENCH_KEEP=1 ;;
+		--out)		[[ $# -ge 2 ]] || die "--out needs a directory"
+				BENCH_OUT=$2; shift ;;
+		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR]" ;;
+		esac
+		shift
+	done
+	# Never the dev or test stack: the bench wipes its database.
+	export IDEMORDERS_STACK=bench
+	stack_vars
+	PACKAGES+=(wrk gnuplot-nox)
+	if [[ $BENCH_QUICK == 1 ]]; then
+		BENCH_SECONDS=${BENCH_SECONDS:-3}
+		BENCH_LEVELS=${BENCH_LEVELS:-$BENCH_HOT_C}
+		BENCH_NAME=quick
+		: "${BENCH_OUT:=$VAR/results}"
+	else
+		BENCH_SECONDS=${BENCH_SECONDS:-15}
+		BENCH_LEVELS=${BENCH_LEVELS:-4 16 64}
+		BENCH_NAME=latest
+		: "${BENCH_OUT:=$REPO/bench/results}"
+	fi
+	BENCH_WORKERS=${BENCH_WORKERS:-16}
+	BENCH_WRK_THREADS=${BENCH_WRK_THREADS:-2}
+	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
+	    die "BENCH_SECONDS must be a positive number of seconds"
+	[[ $BENCH_WORKERS =~ ^[0-9]+$ && $BENCH_WORKERS -gt 0 ]] ||
+	    die "BENCH_WORKERS must be a positive number"
+	with_lock bench_main
+}
+
+# ------------------------------------------------------------ measuring
+
+# Clock ticks of CPU used so far by the processes PID... and their
+# children, counting children already reaped (cutime, cstime).
+bench_ticks() {
+	local p files=()
+	for p in "$@"; do
+		[[ -n $p ]] || continue
+		files+=("/proc/$p/stat")
+		for p in $(pgrep -P "$p" || true); do
+			files+=("/proc/$p/stat")
+		done
+	done
+	[[ ${#files[@]} -gt 0 ]] || { echo 0; return; }
+	cat "${files[@]}" 2>/dev/null |
+	    awk '{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { print t + 0 }'
+}
+
+# The largest VmHWM (KiB) among the children of PID (the workers).
+bench_hwm() {
+	local p files=()
+	for p in $(pgrep -P "$1" || true); do
+		files+=("/proc/$p/status")
+	done
+	[[ ${#files[@]} -gt 0 ]] || { echo 0; return; }
+	cat "${files[@]}" 2>/dev/null |
+	    awk '$1 == "VmHWM:" && $2 > m { m = $2 } END { print m + 0 }'
+}
+
+# Pids of the process groups: the web server WHICH, the responder pool (or
+# hello-fcgi while it holds the socket), MariaDB.
+bench_pids() {
+	case $1 in
+	lighttpd)	B_WEB=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd || true) ;;
+	apache)		B_WEB=$(pid_alive "$APACHE_PIDFILE" apache2 || true) ;;
+	*)		B_WEB= ;;
+	esac
+	if [[ -n ${HELLO_PID:-} ]]; then
+		B_RESP=$HELLO_PID
+	else
+		B_RESP=$(pid_alive "$SERVE_PIDFILE" idemorders || true)
+	fi
+	B_DB=$(pid_alive "$DB_PIDFILE" mariadbd || true)
+}
+
+# Busy clock ticks of the whole machine, all cores (/proc/stat).
+bench_busy() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+bench_cpu_before() {
+	T_WEB=$(bench_ticks "$B_WEB") T_RESP=$(bench_ticks "$B_RESP")
+	T_DB=$(bench_ticks "$B_DB") T_BUSY=$(bench_busy)
+	T_START=$(date +%s%N)
+}
+
+# Microseconds of CPU per request of each group since bench_cpu_before,
+# for N requests: sets U_WEB U_RESP U_DB.
+bench_cpu_after() {
+	local n=$1 hz
+	hz=$(getconf CLK_TCK)
+	U_WEB=$(bench_us $(( $(bench_ticks "$B_WEB") - T_WEB )) "$hz" "$n")
+	U_RESP=$(bench_us $(( $(bench_ticks "$B_RESP") - T_RESP )) "$hz" "$n")
+	U_DB=$(bench_us $(( $(bench_ticks "$B_DB") - T_DB )) "$hz" "$n")
+	D_WEB=$(( $(bench_ticks "$B_WEB") - T_WEB ))
+	D_RESP=$(( $(bench_ticks "$B_RESP") - T_RESP ))
+	D_DB=$(( $(bench_ticks "$B_DB") - T_DB ))
+	D_BUSY=$(( $(bench_busy) - T_BUSY ))
+	D_NS=$(( $(date +%s%N) - T_START ))
+}
+
+# bench_other TIMEFILE: the share (%) of all cores that was busy outside
+# the measured groups and the client during the run: softirq work of the
+# loopback, kernel threads -- and anything else running on the machine,
+# which makes the run suspect.
+bench_other() {
+	awk -v busy="$D_BUSY" -v g=$((D_WEB + D_RESP + D_DB)) -v hz="$(getconf CLK_TCK)" \
+	    -v ns="$D_NS" -v cores="$(nproc)" '{ c = ($1 + $2) * hz } END {
+		o = (busy - g - c) / hz / (ns / 1e9) / cores * 100
+		printf "%.0f", o < 0 ? 0 : o }' "$1"
+}
+
+# bench_us TICKS HZ N: microseconds per item.
+bench_us() {
+	awk -v t="$1" -v hz="$2" -v n="$3" \
+	    'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else print "-" }'
+}
+
+# bench_client_us TIMEFILE N: the client's user+sys (bash `time`) per item.
+bench_client_us() {
+	awk -v n="$2" '{ s = $1 + $2 } END {
+		if (n > 0) printf "%.0f", s * 1e6 / n; else print "-" }' "$1"
+}
+
+# One row of the results: KIND TEST SERVER C RPS P50 P99 ANSWERS EXPECTED
+# UNEXPECTED STATUSES WEB_US RESP_US DB_US CLIENT_US HWM_KIB SOCKET_ERRORS
+# OTHER_CPU_PCT.
+bench_row() {
+	local IFS=$'\t'
+	printf '%s\n' "$*" >>"$BENCH_TSV"
+}
+
+# bench_wrk KIND TEST SERVER C MODE EXPECT [ARG]: one wrk run through
+# SERVER, recorded as a row; also prints a one-line summary.
+bench_wrk() {
+	local kind=$1 test=$2 server=$3 c=$4 mode=$5 expect=$6 arg=${7:-}
+	local url out tfile line t hwm v
+	url=$(bench_url "$server")
+	BENCH_N=$((BENCH_N + 1))
+	out=$BENCH_LOG/$(printf '%02d' "$BENCH_N")-$test-$server-c$c.txt
+	tfile=$out.time
+	t=$BENCH_WRK_THREADS
+	[[ $c -lt $t ]] && t=$c
+	bench_pids "$server"
+	bench_cpu_before
+	TIMEFORMAT='%3U %3S'
+	{ time timeout -k 5 $((BENCH_SECONDS + 60)) wrk -t"$t" -c"$c" \
+	    -d"${BENCH_SECONDS}s" --timeout 10s \
+	    -H "Authorization: Basic $BENCH_AUTH" \
+	    -s "$REPO/bench/orders.lua" "$url$MOUNT" -- \
+	    "$mode" "$expect" "b$BENCH_RUN-$BENCH_N" $arg \
+	    >"$out" 2>&1 9>&- ; } 2>"$tfile" || true
+	line=$(grep '^BENCH ' "$out" | tail -n 1)
+	if [[ -z $line ]]; then
+		show_log "$out" 20
+		say "bench: wrk printed no BENCH line for $test $server c$c"
+		line="BENCH requests=0 rps=0 p50_ms=0 p99_ms=0 expected=0 unexpected=0 socket_errors=1 statuses=none"
+	fi
+	bench_field() { printf '%s\n' "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	local n rps p50 p99 exp unexp st sockerr other
+	n=$(bench_field requests) rps=$(bench_field rps)
+	p50=$(bench_field p50_ms) p99=$(bench_field p99_ms)
+	exp=$(bench_field expected) unexp=$(bench_field unexpected)
+	st=$(bench_field statuses) sockerr=$(bench_field socket_errors)
+	bench_cpu_after "$n"
+	hwm=$(bench_hwm "$B_RESP")
+	v=$(bench_client_us "$tfile" "$n")
+	other=$(bench_other "$tfile")
+	bench_row "$kind" "$test" "$server" "$c" "$rps" "$p50" "$p99" "$n" \
+	    "$exp" "$unexp" "$st" "$U_WEB" "$U_RESP" "$U_DB" "$v" "$hwm" \
+	    "${sockerr:-0}" "$other"
+	printf '  %-8s %-8s c%-3s %8s req/s  p50 %7s ms  p99 %7s ms  unexpected %s  socket errors %s  other CPU %s %%  (%s)\n' \
+	    "$test" "$server" "$c" "$rps" "$p50" "$p99" "$unexp" "${sockerr:-0}" "$other" "$st"
+}
+
+# bench_dbtx TEST C ARGS...: one dbtx run, recorded as a row.
+bench_dbtx() {
+	local test=$1 c=$2 out tfile line v
+	shift 2
+	BENCH_N=$((BENCH_N + 1))
+	out=$BENCH_LOG/$(printf '%02d' "$BENCH_N")-$test-c$c.txt
+	tfile=$out.time
+	bench_pids -
+	bench_cpu_before
+	TIMEFORMAT='%3U %3S'
+	{ time timeout -k 5 $((BENCH_SECONDS + 60)) "$BUILD/bench/dbtx" \
+	    -c "$CONF" -t "$c" -s "$BENCH_SECONDS" "$@" >"$out" 2>&1 9>&- ; } \
+	    2>"$tfile" || true
+	line=$(grep '^dbtx ' "$out" | tail -n 1)
+	if [[ -z $line ]]; then
+		show_log "$out" 20
+		say "bench: dbtx printed nothing for $test c$c"
+		line="dbtx tx=0 tps=0 p50_ms=0 p99_ms=0 errors=1"
+	fi
+	bench_field() { printf '%s\n' "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	local n tps p50 p99 err other
+	n=$(bench_field tx) tps=$(bench_field tps) err=$(bench_field errors)
+	p50=$(bench_field p50_ms) p99=$(bench_field p99_ms)
+	bench_cpu_after "$n"
+	v=$(bench_client_us "$tfile" "$n")
+	other=$(bench_other "$tfile")
+	bench_row D "$test" - "$c" "$tps" "$p50" "$p99" "$n" "$n" "$err" \
+	    "tx:$n" - - "$U_DB" "$v" - 0 "$other"
+	printf '  %-8s %-8s c%-3s %8s tx/s   p50 %7s ms  p99 %7s ms  errors %s  other CPU %s %%\n' \
+	    "$test" dbtx "$c" "$tps" "$p50" "$p99" "$err" "$other"
+}
+
+bench_url() {
+	case $1 in
+	lighttpd)	echo "$LIGHTTPD_URL" ;;
+	apache)		echo "$APACHE_URL" ;;
+	esac
+}
+
+# ------------------------------------------------------------ the stack
+
+# The build of the bench: no fault injection, no sanitizers.
+bench_build() {
+	ensure_configure
+	build_tree "$BUILD" || die "build failed"
+	local p
+	for p in "$BIN" "$BUILD/bench/hello-fcgi" "$BUILD/bench/dbtx"; do
+		[[ -x $p ]] || die "the build produced no $p"
+	done
+	if grep -q '^#define ENABLE_FAULT_INJECTION' "$BUILD/config.h"; then
+		die "$BUILD is configured with fault injection"
+	fi
+	BUILT_MAIN=1
+}
+
+# A fresh stack: new database, cheap auth hash, quiet responders.
+bench_stack_up() {
+	say "bench: stopping anything left from an earlier run"
+	stack_down
+	hello_stop
+	rm -rf "$DB_DATADIR"
+	prepare_dirs
+	# Appended to every responder config by write_responder_confs: a
+	# request log line would be one write(2) per request for nothing.
+	cat >"$VAR/idemorders.local.conf" <<EOF
+# Written by $PROG bench (tools/lib/bench.sh) at every run.
+log_level = warning
+EOF
+	# {SHA} (one SHA-1) instead of bcrypt: lighttpd (auth.cache) and
+	# Apache (no cache) then spend about nothing on the password, so
+	# the bench measures the service, not the hash.  make_htpasswd keeps
+	# a file that has both users.
+	rm -f "$HTPASSWD"
+	htpasswd -cbs "$HTPASSWD" alice alice-secret 2>/dev/null
+	htpasswd -bs "$HTPASSWD" bob bob-secret 2>/dev/null
+	chmod 0644 "$HTPASSWD"
+	stack_up >"$BENCH_LOG/stack-up.out"
+	grep -q '^alice:{SHA}' "$HTPASSWD" || die "bench: $HTPASSWD is not {SHA}"
+	# The pool behind lighttpd and Apache gets the bench's workers (not
+	# the mod_fcgid config, which must keep one).
+	printf '\n# Added by %s bench:\nworkers = %s\n' "$PROG" "$BENCH_WORKERS" >>"$CONF"
+	# A full run adds ~400k orders, ~0.8 KB each with ledger row and
+	# item: more than the stack's 256M buffer pool, which would slow
+	# the later runs down with reads and evictions.  The whole run
+	# stays in memory with 1G (resized online).
+	db_root -e "SET GLOBAL innodb_buffer_pool_size = $BENCH_BUFFER_POOL" ||
+	    die "bench: resizing the InnoDB buffer pool failed"
+	bench_stock
+	wait_http "$LIGHTTPD_URL$MOUNT/_health" || die "bench: lighttpd health"
+	wait_http "$APACHE_URL$MOUNT/_health" || die "bench: Apache health"
+}
+
+# The BENCH SKUs with stock no run can exhaust.
+bench_stock() {
+	local i sql="INSERT INTO stock (sku, currency, unit_price, available) VALUES "
+	for ((i = 0; i < BENCH_SKUS; i++)); do
+		sql+=$(printf "('BENCH-%02d', 'KRW', %d, %d), " "$i" $((100 * (i + 1))) "$BENCH_STOCK")
+	done
+	sql+="('BENCH-HOT', 'KRW', 500, $BENCH_STOCK) ON DUPLICATE KEY UPDATE "
+	sql+="unit_price = VALUES(unit_price), available = VALUES(available)"
+	db_root "$DB_NAME" -e "$sql" || die "bench: inserting the BENCH SKUs failed"
+}
+
+# hello-fcgi on the responder's socket, with the responder's config.
+hello_start() {
+	local i
+	serve_stop
+	rm -f "$FCGI_SOCKET"
+	install -m 0644 "$CONF" "$RUN/hello.conf"
+	setsid "$BUILD/bench/hello-fcgi" -c "$RUN/hello.conf" </dev/null \
+	    >>"$LOGDIR/hello-fcgi.log" 2>&1 9>&- &
+	HELLO_PID=$!
+	echo "$HELLO_PID" >"$RUN/hello.pid"
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $FCGI_SOCKET ]] && return 0
+		proc_running "$HELLO_PID" || break
+		sleep 0.1
+	done
+	show_log "$LOGDIR/hello-fcgi.log"
+	die "hello-fcgi did not open $FCGI_SOCKET"
+}
+
+hello_stop() {
+	local pid
+	if pid=$(pid_alive "$RUN/hello.pid" hello-fcgi); then
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" 15; then
+			kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
+			wait_gone "$pid" 5 || true
+		fi
+	fi
+	rm -f "$RUN/hello.pid"
+	HELLO_PID=
+}
+
+# POST the replay body with KEY through SERVER; print the order's path.
+bench_seed_order() {
+	local server=$1 key=$2 out
+	out=$(curl -s -m 30 -u "$BENCH_USER:$BENCH_PASSWORD" \
+	    -H "Idempotency-Key: $key" -H 'Content-Type: application/json' \
+	    --data "$BENCH_REPLAY_BODY" -w '\n%{http_code}' "$(bench_url "$server")$MOUNT")
+	[[ ${out##*$'\n'} == 201 ]] || die "bench: seeding an order through $server answered: $out"
+	printf '%s/%s\n' "$MOUNT" "$(printf '%s' "${out%$'\n'*}" | jq -r .orderId)"
+}
+
+bench_end() {
+	local rc=$?
+	trap - EXIT INT TERM
+	set +e
+	hello_stop
+	if [[ $BENCH_KEEP == 1 ]]; then
+		say "bench: the stack stays up (--keep): IDEMORDERS_STACK=bench $PROG down"
+	else
+		say "bench: stopping the bench stack"
+		stack_down >/dev/null
+	fi
+	exit "$rc"
+}
+
+# ------------------------------------------------------------ the run
+
+bench_main() {
+	local s c levels start key path load
+	start=$(date +%s)
+	trap bench_end EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	BENCH_LOG=$VAR/log/bench
+	rm -rf "$BENCH_LOG"
+	mkdir -p "$BENCH_LOG" "$BENCH_OUT"
+	BENCH_TSV=$BENCH_LOG/runs.tsv
+	: >"$BENCH_TSV"
+	BENCH_N=0
+	BENCH_RUN=$(date +%s)-$$
+	BENCH_AUTH=$(printf '%s:%s' "$BENCH_USER" "$BENCH_PASSWORD" | base64 -w0)
+	read -r -a levels <<<"$BENCH_LEVELS"
+	say "bench: load average $load; levels ${levels[*]}; ${BENCH_SECONDS}s a run; $BENCH_WORKERS workers"
+
+	ensure_packages
+	bench_build
+	bench_stack_up
+
+	echo "H: hello-fcgi on the responder's socket ($BENCH_WORKERS workers)"
+	hello_start
+	bench_wrk H warmup lighttpd "$BENCH_HOT_C" create 200 >/dev/null
+	: >"$BENCH_TSV"
+	for s in lighttpd apache; do
+		for c in "${levels[@]}"; do
+			bench_wrk H H "$s" "$c" create 200
+		done
+	done
+	hello_stop
+	serve_start
+
+	echo "D: the create transaction (bench/dbtx)"
+	for c in "${levels[@]}"; do
+		bench_dbtx D "$c" -k BENCH -n "$BENCH_SKUS"
+	done
+	bench_dbtx D-hot "$BENCH_HOT_C" -k BENCH-HOT
+
+	echo "idemorders ($BENCH_WORKERS workers)"
+	bench_wrk app warmup lighttpd "$BENCH_HOT_C" create 201 >/dev/null
+	sed -i '/\twarmup\t/d' "$BENCH_TSV"
+	for s in lighttpd apache; do
+		for c in "${levels[@]}"; do
+			bench_wrk app create "$s" "$c" create 201
+		done
+		key=bench-$BENCH_RUN-replay-$s
+		path=$(bench_seed_order "$s" "$key")
+		for c in "${levels[@]}"; do
+			bench_wrk app replay "$s" "$c" replay 201 "$key"
+		done
+		bench_wrk app conflict "$s" "$BENCH_HOT_C" conflict 409 "$key"
+		bench_wrk app get "$s" "$BENCH_HOT_C" get 200 "$path"
+		bench_wrk app hot "$s" "$BENCH_HOT_C" hot 201
+	done
+	if [[ $BENCH_QUICK != 1 ]]; then
+		# What the bench's log_level = warning leaves out: the default
+		# info level writes one line per request.
+		printf 'log_level = info\n' >>"$CONF"
+		serve_start
+		bench_wrk app create-log-info lighttpd "$BENCH_HOT_C" create 201
+	fi
+
+	bench_report "$load" $(($(date +%s) - start))
+}
+
+# ------------------------------------------------------------ the report
+
+bench_versions() {
+	printf -- '- machine: `nproc` = %s, %s, Linux %s\n' "$(nproc)" \
+	    "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
+	    "$(uname -r)"
+	printf -- '- lighttpd %s; Apache %s; MariaDB %s; %s; %s; libfcgi %s\n' \
+	    "$(lighttpd -v 2>&1 | head -n 1 | sed 's/^lighttpd\///; s/ .*//')" \
+	    "$(apache2 -v 2>&1 | sed -n 's/^Server version: Apache\///p' | sed 's/ .*//')" \
+	    "$(mariadbd --version 2>&1 | sed 's/.*Ver \([^ ]*\).*/\1/')" \
+	    "$(wrk -v 2>&1 | head -n 1 | sed 's/ Copyright.*//; s/ \[.*//')" \
+	    "$(gcc --version | head -n 1)" \
+	    "$(dpkg-query -W -f='${Version}' libfcgi-bin 2>/dev/null || echo '?')"
+	local rev
+	rev=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null) || rev=unknown
+	if [[ $rev != unknown ]] && [[ -n $(cd "$REPO" && GIT_OPTIONAL_LOCKS=0 \
+	    git status --porcelain --untracked-files=no -- src bench 2>/dev/null) ]]; then
+		rev="$rev with uncommitted changes in src/ or bench/"
+	fi
+	printf -- '- idemorders %s; CFLAGS %s\n' "$rev" \
+	    "$(sed -n "s/^CFLAGS = //p" "$BUILD/Makefile" | head -n 1)"
+}
+
+bench_report() {
+	local load=$1 secs=$2 md png dat tsv orders answered
+	md=$BENCH_OUT/$BENCH_NAME.md
+	png=$BENCH_OUT/$BENCH_NAME.png
+	dat=$BENCH_LOG/chart.dat
+	tsv=$BENCH_OUT/$BENCH_NAME.tsv
+	orders=$(db_root -N -B "$DB_NAME" -e \
+	    "SELECT COUNT(*) FROM orders WHERE principal_id = '$BENCH_USER'")
+	answered=$(awk -F'\t' '$2 ~ /^create/ || $2 == "hot" { n += $9 } END { print n + 0 }' "$BENCH_TSV")
+	{
+		cat <<EOF
+# idemorders bench ($BENCH_NAME)
+
+\`tools/dev bench$([[ $BENCH_QUICK == 1 ]] && echo ' --quick')\` on $(date -u '+%Y-%m-%d %H:%M UTC'), ${secs} s in all; load average before the run: $load.
+
+$(bench_versions)
+- bench stack: fresh database; build without fault injection or
+  sanitizers; \`workers = $BENCH_WORKERS\`, \`max_requests\` default
+  (10000), \`log_level = warning\` (no per-request log line); Apache
+  mod_proxy_fcgi with \`enablereuse=off\` as deployed; Basic auth from a
+  \`{SHA}\` htpasswd (bench only; the shipped setup uses bcrypt) and
+  lighttpd \`auth.cache\`; InnoDB \`innodb_flush_log_at_trx_commit=1\`,
+  \`innodb_buffer_pool_size\` raised to $((BENCH_BUFFER_POOL / 1048576))M for the run (the
+  stack's 256M does not hold the ~0.8 KB per order a full run adds).
+- load: \`wrk -t$BENCH_WRK_THREADS\` with \`bench/orders.lua\`, ${BENCH_SECONDS} s a run,
+  on the same cores; every create has its own Idempotency-Key and a
+  random SKU of BENCH-00..BENCH-$(printf '%02d' $((BENCH_SKUS - 1))) (hot: all on BENCH-HOT).
+- H: \`bench/hello-fcgi\` on the responder's socket, same workers, same
+  web-server config and auth, same requests. D: \`bench/dbtx\` (same
+  statements, no HTTP). C = 1/(1/H + 1/D).
+- statuses are counted by \`bench/orders.lua\`: "unexpected status" is
+  any answer but the expected one (201 new, 201 with
+  \`Idempotent-Replayed: true\` for replay, 409 for conflict, 200 for GET
+  and H); "socket errors" are requests that got no answer at all
+  (wrk read/connect/write errors, timeouts).
+- CPU: microseconds per request from \`/proc/<pid>/stat\` of each process
+  group (web server, responder pool or hello-fcgi, mariadbd, each with
+  its reaped children); client is wrk (or dbtx). "other CPU %": busy
+  time of the machine (\`/proc/stat\`) outside those groups, in % of all
+  cores: loopback softirq and kernel threads, or another load that
+  makes the run suspect. RSS: the largest \`VmHWM\` among the
+  responder's workers after the run.
+- \`create-log-info\` (full run only): the create run again with the default
+  \`log_level = info\` (one log line per request).
+- orders rows of $BENCH_USER after the run: $orders; 201s counted by wrk:
+  $answered plus 2 seeded (requests still in flight when wrk stops are
+  committed but not counted).
+
+EOF
+		awk -F'\t' -f - "$BENCH_TSV" "$BENCH_TSV" <<'AWK'
+function ms(v) { return v == "" ? "-" : sprintf("%.2f", v) }
+function rate(v) { return sprintf("%.0f", v) }
+function ceil2(h, d) { return (h > 0 && d > 0) ? 1 / (1 / h + 1 / d) : 0 }
+function pct(a, b) { return b > 0 ? sprintf("%.1f %%", 100 * a / b) : "-" }
+function mib(k) { return (k == "-" || k == 0) ? "-" : sprintf("%.1f", k / 1024) }
+function yes(ok) { return ok ? "**met**" : "**missed**" }
+NR == FNR {
+	if ($1 == "H") H[$3, $4] = $5
+	if ($2 == "D") D[$4] = $5
+	if ($2 == "D-hot") { DH = $5; DHC = $4 }
+	if ($1 == "app") { R[$2, $3, $4] = $5; P50[$2, $3, $4] = $6; P99[$2, $3, $4] = $7 }
+	if ($1 == "app" || $1 == "H") { if ($16 + 0 > hwm[$1]) hwm[$1] = $16 + 0 }
+	unexp += $10; sockerr += $17
+	if (!($4 in seenc)) { seenc[$4] = 1; levels[++nl] = $4 }
+	next
+}
+FNR == 1 {
+	print "## Results\n"
+	print "| run | via | c | req/s | p50 ms | p99 ms | answers | expected | unexpected status | socket errors | statuses | ceiling | of ceiling | CPU µs/req web | responders | MariaDB | client | other CPU % | worker peak RSS MiB |"
+	print "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+}
+{
+	ceil = "-"; ratio = "-"
+	if ($1 == "app" && $2 ~ /^create/) {
+		cv = ceil2(H[$3, $4], D[$4]); ceil = "C " rate(cv); ratio = pct($5, cv)
+	} else if ($1 == "app" && $2 == "hot") {
+		ceil = "D-hot " rate(DH); ratio = pct($5, DH)
+	} else if ($1 == "app") {
+		ceil = "H " rate(H[$3, $4]); ratio = pct($5, H[$3, $4])
+	}
+	name = $2
+	if ($1 == "H") name = "H (hello-fcgi)"
+	if ($2 == "D") name = "D (dbtx)"
+	if ($2 == "D-hot") name = "D-hot (dbtx, one SKU)"
+	printf "| %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+	    name, $3 == "-" ? "dbtx" : $3, $4, rate($5), ms($6), ms($7), $8, $9, $10, $17, $11,
+	    ceil, ratio, $12, $13, $14, $15, $18, mib($16)
+	if ($2 == "D-hot") {
+		# The combined ceilings, after the last D row.
+		for (i = 1; i <= nl; i++) for (s = 1; s <= 2; s++) {
+			srv = s == 1 ? "lighttpd" : "apache"; c = levels[i]
+			if (!((srv, c) in H) || !(c in D)) continue
+			printf "| C = 1/(1/H+1/D) | %s | %s | %s | | | | | | | | | | | | | | | |\n",
+			    srv, c, rate(ceil2(H[srv, c], D[c]))
+		}
+	}
+}
+END {
+	c = 16
+	if (!(("lighttpd", c) in H)) c = levels[1]
+	print "\n## Targets (reported, not asserted)\n"
+	print "| target | measured | |"
+	print "|---|---|---|"
+	cl = ceil2(H["lighttpd", c], D[c])
+	printf "| create c%s via lighttpd ≥ 85 %% of C | %s of %s req/s = %s | %s |\n",
+	    c, rate(R["create", "lighttpd", c]), rate(cl), pct(R["create", "lighttpd", c], cl),
+	    yes(cl > 0 && R["create", "lighttpd", c] >= 0.85 * cl)
+	for (s = 1; s <= 2; s++) {
+		srv = s == 1 ? "lighttpd" : "apache"
+		printf "| replay c%s via %s ≥ 80 %% of H | %s of %s req/s = %s | %s |\n",
+		    c, srv, rate(R["replay", srv, c]), rate(H[srv, c]), pct(R["replay", srv, c], H[srv, c]),
+		    yes(H[srv, c] > 0 && R["replay", srv, c] >= 0.8 * H[srv, c])
+	}
+	for (s = 1; s <= 2; s++) {
+		srv = s == 1 ? "lighttpd" : "apache"
+		printf "| hot SKU c%s via %s ≥ dbtx hot SKU (c%s) | %s vs %s req/s = %s | %s |\n",
+		    DHC, srv, DHC, rate(R["hot", srv, DHC]), rate(DH), pct(R["hot", srv, DHC], DH),
+		    yes(DH > 0 && R["hot", srv, DHC] >= DH)
+	}
+	for (s = 1; s <= 2; s++) {
+		srv = s == 1 ? "lighttpd" : "apache"
+		p50 = P50["create", srv, c]; p99 = P99["create", srv, c]
+		printf "| create c%s via %s: p99 ≤ 4 × p50 | p99 %s ms, p50 %s ms = %.1f × | %s |\n",
+		    c, srv, ms(p99), ms(p50), (p50 > 0 ? p99 / p50 : 0), yes(p50 > 0 && p99 <= 4 * p50)
+	}
+	printf "| responder peak RSS ≤ 8 MiB per worker | %s MiB (largest VmHWM of any worker in any idemorders run) | %s |\n",
+	    mib(hwm["app"]), yes(hwm["app"] > 0 && hwm["app"] <= 8 * 1024)
+	printf "| zero unexpected statuses | %d | %s |\n", unexp, yes(unexp == 0)
+	printf "| (socket errors: no answer at all) | %d | %s |\n", sockerr, sockerr == 0 ? "none" : "**see the runs**"
+}
+AWK
+	} >"$md.tmp"
+	mv -f "$md.tmp" "$md"
+	cp "$BENCH_TSV" "$tsv.tmp" && mv -f "$tsv.tmp" "$tsv"
+
+	# The chart: req/s against concurrency.
+	awk -F'\t' '
+	{ k = $1 == "H" ? "H-" $3 : $1 == "D" ? $2 : $1 == "app" ? $2 "-" $3 : ""
+	  if (k != "") { v[k, $4] = $5; if (!($4 in seen)) { seen[$4] = 1; lv[++n] = $4 } } }
+	END {
+		nc = split("create-lighttpd create-apache replay-lighttpd replay-apache " \
+		    "H-lighttpd H-apache D hot-lighttpd hot-apache D-hot", cols, " ")
+		printf "#c"; for (i = 1; i <= nc; i++) printf " %s", cols[i]; printf " C-lighttpd C-apache\n"
+		for (j = 1; j <= n; j++) {
+			c = lv[j]; printf "%s", c
+			for (i = 1; i <= nc; i++) printf " %s", ((cols[i], c) in v) ? v[cols[i], c] : "?"
+			for (s = 1; s <= 2; s++) {
+				h = v["H-" (s == 1 ? "lighttpd" : "apache"), c]; d = v["D", c]
+				printf " %s", (h > 0 && d > 0) ? 1 / (1 / h + 1 / d) : "?"
+			}
+			printf "\n"
+		}
+	}' "$BENCH_TSV" | sort -n >"$dat"
+	if gnuplot -e "datafile='$dat'; outfile='$png.tmp'; subtitle='$(nproc) cores, ${BENCH_SECONDS} s a run, $(date -u +%Y-%m-%d)'" \
+	    "$REPO/bench/plot.gp" >"$BENCH_LOG/gnuplot.out" 2>&1; then
+		mv -f "$png.tmp" "$png"
+		printf '\n![req/s against concurrency](%s)\n' "$(basename "$png")" >>"$md"
+	else
+		show_log "$BENCH_LOG/gnuplot.out"
+		say "bench: gnuplot failed; no chart"
+	fi
+	echo
+	cat "$md"
+	echo
+	say "bench: wrote $md, $tsv and $png (raw output: ${BENCH_LOG#"$REPO"/})"
+}
