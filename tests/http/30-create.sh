@@ -14,14 +14,7 @@
 #  - GET of the Location answers the order.
 # Through lighttpd and Apache proxy_fcgi, with fresh keys and SKUs of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
-
-# post URL USER KEY BODY [curl args...]: POST /orders with a JSON body.
-post() {
-	local url=$1 user=$2 key=$3 body=$4
-	shift 4
-	req POST "$url$MOUNT" -u "$user" -H "Idempotency-Key: $key" \
-	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
-}
+. "$(dirname -- "$0")/../lib/orders.sh"
 
 # keep NAME: save the last body and headers under NAME.
 keep() {
@@ -51,15 +44,6 @@ expect_match() {
 # body_sha256: of the last body, hex.
 body_sha256() {
 	sha256sum <"$T_TMP/body" | awk '{ print $1 }'
-}
-
-# set_stock SKU CURRENCY PRICE AVAILABLE: this script's own stock rows.
-set_stock() {
-	sql "INSERT INTO stock (sku, currency, unit_price, available)
-	    VALUES ('$1', '$2', $3, $4) ON DUPLICATE KEY UPDATE
-	    currency = VALUES(currency), unit_price = VALUES(unit_price),
-	    available = VALUES(available)" ||
-	    fail "set up stock $1" "INSERT failed"
 }
 
 orders_for() {	# principal key

@@ -7,14 +7,7 @@
 # request still replays afterwards.
 # Through lighttpd and Apache proxy_fcgi, with fresh keys and SKUs of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
-
-# post URL USER KEY BODY [curl args...]: POST /orders with a JSON body.
-post() {
-	local url=$1 user=$2 key=$3 body=$4
-	shift 4
-	req POST "$url$MOUNT" -u "$user" -H "Idempotency-Key: $key" \
-	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
-}
+. "$(dirname -- "$0")/../lib/orders.sh"
 
 keep() {
 	cp "$T_TMP/body" "$T_TMP/$1.body"
@@ -27,14 +20,6 @@ expect_same_body() {
 		fail "$2: body differs from the first answer" \
 		    "first: $(head -c 300 "$T_TMP/$1.body")"
 	fi
-}
-
-set_stock() {
-	sql "INSERT INTO stock (sku, currency, unit_price, available)
-	    VALUES ('$1', '$2', $3, $4) ON DUPLICATE KEY UPDATE
-	    currency = VALUES(currency), unit_price = VALUES(unit_price),
-	    available = VALUES(available)" ||
-	    fail "set up stock $1" "INSERT failed"
 }
 
 orders_for() {

@@ -11,14 +11,7 @@
 #    never negative, 50 SUCCEEDED + 50 FAILED_FINAL ledger rows.
 # Through lighttpd and Apache proxy_fcgi, with fresh keys and SKUs of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
-
-set_stock() {
-	sql "INSERT INTO stock (sku, currency, unit_price, available)
-	    VALUES ('$1', '$2', $3, $4) ON DUPLICATE KEY UPDATE
-	    currency = VALUES(currency), unit_price = VALUES(unit_price),
-	    available = VALUES(available)" ||
-	    fail "set up stock $1" "INSERT failed"
-}
+. "$(dirname -- "$0")/../lib/orders.sh"
 
 stock_of() {
 	echo "SELECT available FROM stock WHERE sku = '$1'"

@@ -8,21 +8,7 @@
 #  - keys are case-sensitive: Key-1 and key-1 are two keys, two orders.
 # Through lighttpd and Apache proxy_fcgi, with fresh keys and SKUs of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
-
-post() {
-	local url=$1 user=$2 key=$3 body=$4
-	shift 4
-	req POST "$url$MOUNT" -u "$user" -H "Idempotency-Key: $key" \
-	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
-}
-
-set_stock() {
-	sql "INSERT INTO stock (sku, currency, unit_price, available)
-	    VALUES ('$1', '$2', $3, $4) ON DUPLICATE KEY UPDATE
-	    currency = VALUES(currency), unit_price = VALUES(unit_price),
-	    available = VALUES(available)" ||
-	    fail "set up stock $1" "INSERT failed"
-}
+. "$(dirname -- "$0")/../lib/orders.sh"
 
 stock_of() {
 	echo "SELECT available FROM stock WHERE sku = '$1'"

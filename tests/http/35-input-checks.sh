@@ -14,14 +14,7 @@
 # Cache-Control: no-store.
 # Through lighttpd and Apache proxy_fcgi, with fresh keys and SKUs of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
-
-set_stock() {
-	sql "INSERT INTO stock (sku, currency, unit_price, available)
-	    VALUES ('$1', '$2', $3, $4) ON DUPLICATE KEY UPDATE
-	    currency = VALUES(currency), unit_price = VALUES(unit_price),
-	    available = VALUES(available)" ||
-	    fail "set up stock $1" "INSERT failed"
-}
+. "$(dirname -- "$0")/../lib/orders.sh"
 
 ledger_count() {	# key
 	echo "SELECT COUNT(*) FROM idempotency_records WHERE principal_id = 'alice'

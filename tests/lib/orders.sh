@@ -1,0 +1,19 @@
+# tests/lib/orders.sh -- order helpers shared by the HTTP test scripts.
+# Sourced after tests/lib/http.sh.
+
+# post URL USER KEY BODY [curl args...]: POST /orders with a JSON body.
+post() {
+	local url=$1 user=$2 key=$3 body=$4
+	shift 4
+	req POST "$url$MOUNT" -u "$user" -H "Idempotency-Key: $key" \
+	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
+}
+
+# set_stock SKU CURRENCY PRICE AVAILABLE: create or reset a stock row.
+set_stock() {
+	sql "INSERT INTO stock (sku, currency, unit_price, available)
+	    VALUES ('$1', '$2', $3, $4) ON DUPLICATE KEY UPDATE
+	    currency = VALUES(currency), unit_price = VALUES(unit_price),
+	    available = VALUES(available)" ||
+	    fail "set up stock $1" "INSERT failed"
+}
