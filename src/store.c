@@ -45,23 +45,30 @@ store_lock_stock(struct db *db, const struct order_input *in,
 	int		 rc, cached = in->nitems <= DB_STOCK_LOCK_CACHED;
 
 	buf_init(&sql, 4096);
-	rc = buf_adds(&sql, "SELECT sku, currency, unit_price, available "
-	    "FROM stock WHERE sku IN (?");
-	for (i = 1; rc == 0 && i < in->nitems; i++)
-		rc = buf_adds(&sql, ", ?");
-	if (rc == 0)
-		rc = buf_adds(&sql, ") ORDER BY sku FOR UPDATE");
-	if (rc != 0) {
-		rc = DB_ERROR;
-		goto out;
-	}
 	if (cached)
-		st = db_stmt(db, DBS_STOCK_LOCK + (int)in->nitems - 1, sql.p);
-	else if (db->my != NULL) {
-		st = mysql_stmt_init(db->my);
-		if (st != NULL && mysql_stmt_prepare(st, sql.p, sql.len) != 0) {
-			rc = db_stmt_error(db, st);
+		st = db->stmts[DBS_STOCK_LOCK + (int)in->nitems - 1];
+	if (st == NULL) {
+		/* First use of this size on the connection: write the SQL. */
+		rc = buf_adds(&sql, "SELECT sku, currency, unit_price, "
+		    "available FROM stock WHERE sku IN (?");
+		for (i = 1; rc == 0 && i < in->nitems; i++)
+			rc = buf_adds(&sql, ", ?");
+		if (rc == 0)
+			rc = buf_adds(&sql, ") ORDER BY sku FOR UPDATE");
+		if (rc != 0) {
+			rc = DB_ERROR;
 			goto out;
+		}
+		if (cached)
+			st = db_stmt(db, DBS_STOCK_LOCK + (int)in->nitems - 1,
+			    sql.p);
+		else if (db->my != NULL) {
+			st = mysql_stmt_init(db->my);
+			if (st != NULL && mysql_stmt_prepare(st, sql.p,
+			    sql.len) != 0) {
+				rc = db_stmt_error(db, st);
+				goto out;
+			}
 		}
 	}
 	if (st == NULL) {
