@@ -24,20 +24,6 @@ log_init(const char *procname, int to_syslog, int level)
 		openlog(procname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
-/* Change the most verbose level written. */
-void
-log_setlevel(int level)
-{
-	log_level = level;
-}
-
-/* Return the most verbose level written. */
-int
-log_getlevel(void)
-{
-	return log_level;
-}
-
 /* Write one line at pri, with an optional errno text appended. */
 static void
 vlog(int pri, int err, const char *fmt, va_list ap)

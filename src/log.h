@@ -10,8 +10,6 @@
 #include <syslog.h>
 
 void	log_init(const char *, int, int);
-void	log_setlevel(int);
-int	log_getlevel(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
