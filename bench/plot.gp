@@ -1,7 +1,8 @@
 # bench/plot.gp -- the chart of `tools/dev bench` (tools/lib/bench.sh):
 # requests per second against concurrency for create and replay through
 # lighttpd and Apache, with the ceilings H (hello-fcgi through the same
-# server), D (dbtx) and C = 1/(1/H + 1/D).
+# server), D (dbtx) and C = 1/(1/H + 1/D*) (D*: the best D at a
+# concurrency up to c, as in the table).
 #
 #   gnuplot -e "datafile='chart.dat'; outfile='x.png'; subtitle='...'" bench/plot.gp
 #
@@ -15,10 +16,12 @@ set output outfile
 set datafile missing "?"
 set title "idemorders: throughput against concurrency\n{/*0.8 ".subtitle."}"
 set xlabel "concurrent connections (wrk -c) / dbtx threads"
-set ylabel "requests (transactions) per second"
+set ylabel "requests (transactions) per second, log scale"
 set logscale x 2
 set xrange [2:128]
-set yrange [0:*]
+set logscale y 10
+set yrange [1000:30000]
+set ytics (1000, 1500, 2000, 3000, 5000, 7000, 10000, 15000, 20000, 30000)
 set key outside right top
 set grid ytics
 set xtics (4, 8, 16, 32, 64)

@@ -570,6 +570,34 @@ bench_versions() {
 	    "$(sed -n "s/^CFLAGS = //p" "$BUILD/Makefile" | head -n 1)"
 }
 
+# bench_chart TSV DAT PNG SUBTITLE: the chart of req/s against
+# concurrency (bench/plot.gp) from the rows in TSV, its data in DAT.
+bench_chart() {
+	awk -F'\t' '
+	{ k = $1 == "H" ? "H-" $3 : $1 == "D" ? $2 : $1 == "app" ? $2 "-" $3 : ""
+	  if (k != "") { v[k, $4] = $5; if (!($4 in seen)) { seen[$4] = 1; lv[++n] = $4 } } }
+	END {
+		nc = split("create-lighttpd create-apache replay-lighttpd replay-apache " \
+		    "H-lighttpd H-apache D hot-lighttpd hot-apache D-hot", cols, " ")
+		printf "#c"; for (i = 1; i <= nc; i++) printf " %s", cols[i]; printf " C-lighttpd C-apache\n"
+		for (j = 1; j <= n; j++) {
+			c = lv[j]; printf "%s", c
+			for (i = 1; i <= nc; i++) printf " %s", ((cols[i], c) in v) ? v[cols[i], c] : "?"
+			# D*: the best D at a concurrency up to c, as in the table.
+			d = 0
+			for (k = 1; k <= n; k++)
+				if (lv[k] + 0 <= c + 0 && (("D", lv[k]) in v) && v["D", lv[k]] + 0 > d)
+					d = v["D", lv[k]] + 0
+			for (s = 1; s <= 2; s++) {
+				h = v["H-" (s == 1 ? "lighttpd" : "apache"), c]
+				printf " %s", (h > 0 && d > 0) ? 1 / (1 / h + 1 / d) : "?"
+			}
+			printf "\n"
+		}
+	}' "$1" | sort -n >"$2"
+	gnuplot -e "datafile='$2'; outfile='$3'; subtitle='$4'" "$REPO/bench/plot.gp"
+}
+
 bench_report() {
 	local load=$1 secs=$2 md png dat tsv orders answered news
 	md=$BENCH_OUT/$BENCH_NAME.md
@@ -634,7 +662,9 @@ $(bench_versions)
   orders counted by wrk (warm-up included) $(set -- $answered; echo "$1"), plus 2 seeded for the
   replay runs; $(set -- $answered; echo "$((orders - $1 - 2)) more, where the requests in flight when
   wrk stopped (at most $2, its connections) and those that got no answer
-  ($3 socket errors) allow at most $(($2 + $3))").
+  ($3 socket errors) allow at most $(($2 + $3)): $(m=$((orders - $1 - 2))
+  if [[ $m -ge 0 && $m -le $(($2 + $3)) ]]; then echo consistent
+  else echo "**INCONSISTENT: a 201 without its order, or duplicates**"; fi)").
 
 ## Server logs during the run (warnings and errors)
 
@@ -737,26 +767,9 @@ AWK
 	mv -f "$md.tmp" "$md"
 	cp "$BENCH_TSV" "$tsv.tmp" && mv -f "$tsv.tmp" "$tsv"
 
-	# The chart: req/s against concurrency.
-	awk -F'\t' '
-	{ k = $1 == "H" ? "H-" $3 : $1 == "D" ? $2 : $1 == "app" ? $2 "-" $3 : ""
-	  if (k != "") { v[k, $4] = $5; if (!($4 in seen)) { seen[$4] = 1; lv[++n] = $4 } } }
-	END {
-		nc = split("create-lighttpd create-apache replay-lighttpd replay-apache " \
-		    "H-lighttpd H-apache D hot-lighttpd hot-apache D-hot", cols, " ")
-		printf "#c"; for (i = 1; i <= nc; i++) printf " %s", cols[i]; printf " C-lighttpd C-apache\n"
-		for (j = 1; j <= n; j++) {
-			c = lv[j]; printf "%s", c
-			for (i = 1; i <= nc; i++) printf " %s", ((cols[i], c) in v) ? v[cols[i], c] : "?"
-			for (s = 1; s <= 2; s++) {
-				h = v["H-" (s == 1 ? "lighttpd" : "apache"), c]; d = v["D", c]
-				printf " %s", (h > 0 && d > 0) ? 1 / (1 / h + 1 / d) : "?"
-			}
-			printf "\n"
-		}
-	}' "$BENCH_TSV" | sort -n >"$dat"
-	if gnuplot -e "datafile='$dat'; outfile='$png.tmp'; subtitle='$(nproc) cores, ${BENCH_SECONDS} s a run, $(date -u +%Y-%m-%d)'" \
-	    "$REPO/bench/plot.gp" >"$BENCH_LOG/gnuplot.out" 2>&1; then
+	if bench_chart "$BENCH_TSV" "$dat" "$png.tmp" \
+	    "$(nproc) cores, ${BENCH_SECONDS} s a run, $(date -u +%Y-%m-%d)" \
+	    >"$BENCH_LOG/gnuplot.out" 2>&1; then
 		mv -f "$png.tmp" "$png"
 		printf '\n![req/s against concurrency](%s)\n' "$(basename "$png")" >>"$md"
 	else
