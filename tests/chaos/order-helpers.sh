@@ -263,6 +263,20 @@ sleeping_worker() {
 # pool_wait_full [SECONDS]: wait until the pool has its configured workers
 # again (after crashes the master respawns them, with a delay after a
 # quick death), so that later scripts find the stack as it was.
+# wait_healthy WHEN: health answers 200 on every server within ~20 s.
+wait_healthy() {
+	local s c i
+	for s in $ALL_SERVERS; do
+		for ((i = 0; i < 100; i++)); do
+			c=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$(url_of "$s")$MOUNT/_health")
+			[[ $c == 200 ]] && break
+			sleep 0.2
+		done
+		[[ $c == 200 ]] && ok "$s health 200 $1" ||
+		    fail "$s health $1" "answers $c"
+	done
+}
+
 pool_wait_full() {
 	local want i
 	want=$(sed -n 's/^[[:space:]]*workers[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$IDEMORDERS_CONF" | tail -n 1)

@@ -58,6 +58,24 @@ msleep(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Connect A and the waiter B, and let A claim a fresh scope (with FP_A)
+ * that B will try with fp.
+ */
+static void
+pair_open(struct db *a, struct waiter *w, char *key, size_t keysz,
+    const char *name, const char *fp)
+{
+	db_init(a, &dbtest_conf);
+	CU_ASSERT_FATAL(db_connect(a) == DB_OK);
+	memset(w, 0, sizeof(*w));
+	db_init(&w->db, &dbtest_conf);
+	CU_ASSERT_FATAL(db_connect(&w->db) == DB_OK);
+	scope_for(&w->scope, key, keysz, name);
+	w->fp = fp;
+	CU_ASSERT_EQUAL(ledger_insert(a, &w->scope, FP_A, 3600), DB_OK);
+}
+
 /* B blocks while A holds the key, then gets 1062 and reads SUCCEEDED. */
 static void
 test_waiter_sees_commit(void)
@@ -69,15 +87,7 @@ test_waiter_sees_commit(void)
 	pthread_t		 t;
 	char			 key[64];
 
-	db_init(&a, &dbtest_conf);
-	CU_ASSERT_FATAL(db_connect(&a) == DB_OK);
-	memset(&w, 0, sizeof(w));
-	db_init(&w.db, &dbtest_conf);
-	CU_ASSERT_FATAL(db_connect(&w.db) == DB_OK);
-	scope_for(&w.scope, key, sizeof(key), "commit");
-	w.fp = FP_A;
-
-	CU_ASSERT_EQUAL(ledger_insert(&a, &w.scope, FP_A, 3600), DB_OK);
+	pair_open(&a, &w, key, sizeof(key), "commit", FP_A);
 	response_init(&resp);
 	response_json(&resp, 201, "{\"orderId\":\"o-1\"}", 17);
 	response_header(&resp, "Location", "/orders/o-1");
@@ -120,15 +130,7 @@ test_waiter_wins_after_rollback(void)
 	pthread_t		 t;
 	char			 key[64];
 
-	db_init(&a, &dbtest_conf);
-	CU_ASSERT_FATAL(db_connect(&a) == DB_OK);
-	memset(&w, 0, sizeof(w));
-	db_init(&w.db, &dbtest_conf);
-	CU_ASSERT_FATAL(db_connect(&w.db) == DB_OK);
-	scope_for(&w.scope, key, sizeof(key), "rollback");
-	w.fp = FP_B;
-
-	CU_ASSERT_EQUAL(ledger_insert(&a, &w.scope, FP_A, 3600), DB_OK);
+	pair_open(&a, &w, key, sizeof(key), "rollback", FP_B);
 	pthread_create(&t, NULL, waiter_insert, &w);
 	msleep(400);
 	CU_ASSERT_FALSE(w.done);

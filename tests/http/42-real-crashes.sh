@@ -149,15 +149,7 @@ rc=$?
 wait
 ok "burst done in $((SECONDS - t0)) s: $(cat "$burst"/*.all | wc -l) requests, $(cat "$burst"/*.all | awk '$1 !~ /^(201|409)$/' | wc -l) answered 5xx or nothing"
 
-for s in $ALL_SERVERS; do
-	for ((i = 0; i < 100; i++)); do
-		c=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$(url_of "$s")$MOUNT/_health")
-		[[ $c == 200 ]] && break
-		sleep 0.2
-	done
-	[[ $c == 200 ]] && ok "$s health 200 after the restart" ||
-	    fail "$s health after the restart" "answers $c"
-done
+wait_healthy "after the restart"
 
 # The invariants, per key and overall.
 klist=

@@ -50,15 +50,7 @@ chaos "apache, worker kills" \
     --no-db-restart
 
 # The stack as the next scripts expect it.
-for s in $ALL_SERVERS; do
-	for ((i = 0; i < 100; i++)); do
-		c=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$(url_of "$s")$MOUNT/_health")
-		[[ $c == 200 ]] && break
-		sleep 0.2
-	done
-	[[ $c == 200 ]] && ok "$s health 200 after the chaos" ||
-	    fail "$s health after the chaos" "answers $c"
-done
+wait_healthy "after the chaos"
 pool_wait_full 60 && ok "pool whole again after the chaos" ||
     fail "pool after the chaos" "fewer workers than configured"
 finish
