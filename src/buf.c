@@ -143,14 +143,15 @@ int
 buf_add_json_string(struct buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t		 i, start;
+	size_t		 i, start, old;
 	unsigned char	 c;
 	char		 esc[7];
 	int		 rc;
 
+	old = b->len;
 	rc = buf_addc(b, '"');
 	if (rc != BUF_OK)
-		return rc;
+		goto out;
 	start = 0;
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)s[i];
@@ -158,7 +159,7 @@ buf_add_json_string(struct buf *b, const char *s, size_t n)
 			continue;
 		rc = buf_add(b, s + start, i - start);
 		if (rc != BUF_OK)
-			return rc;
+			goto out;
 		start = i + 1;
 		esc[0] = '\\';
 		switch (c) {
@@ -177,17 +178,25 @@ buf_add_json_string(struct buf *b, const char *s, size_t n)
 			esc[5] = hex[c & 0xf];
 			rc = buf_add(b, esc, 6);
 			if (rc != BUF_OK)
-				return rc;
+				goto out;
 			continue;
 		}
 		rc = buf_add(b, esc, 2);
 		if (rc != BUF_OK)
-			return rc;
+			goto out;
 	}
 	rc = buf_add(b, s + start, n - start);
 	if (rc != BUF_OK)
-		return rc;
-	return buf_addc(b, '"');
+		goto out;
+	rc = buf_addc(b, '"');
+
+out:
+	/* A failed append leaves the buffer as it was (buf.h). */
+	if (rc != BUF_OK && b->p != NULL) {
+		b->len = old;
+		b->p[old] = '\0';
+	}
+	return rc;
 }
 
 /*

@@ -39,6 +39,31 @@ test_json_string(void)
 	buf_free(&b);
 }
 
+/* A JSON string that does not fit leaves the buffer as it was. */
+static void
+test_json_string_cap(void)
+{
+	struct buf	 b;
+	size_t		 max;
+	int		 rc;
+
+	/* Every cap from the empty buffer to one byte short of "\"ab\n\"". */
+	for (max = 3; max < 3 + 6; max++) {
+		buf_init(&b, max);
+		CU_ASSERT_EQUAL(buf_adds(&b, "xyz"), BUF_OK);
+		rc = buf_add_json_string(&b, "ab\n", 3);
+		CU_ASSERT_EQUAL(rc, BUF_TOO_BIG);
+		CU_ASSERT_EQUAL(b.len, 3);
+		CU_ASSERT_STRING_EQUAL(b.p, "xyz");
+		buf_free(&b);
+	}
+	buf_init(&b, 3 + 6);
+	CU_ASSERT_EQUAL(buf_adds(&b, "xyz"), BUF_OK);
+	CU_ASSERT_EQUAL(buf_add_json_string(&b, "ab\n", 3), BUF_OK);
+	CU_ASSERT_STRING_EQUAL(b.p, "xyz\"ab\\n\"");
+	buf_free(&b);
+}
+
 static void
 test_detach(void)
 {
@@ -68,6 +93,7 @@ test_buf_register(void)
 	if (s == NULL ||
 	    CU_add_test(s, "cap", test_cap) == NULL ||
 	    CU_add_test(s, "json string", test_json_string) == NULL ||
+	    CU_add_test(s, "json string cap", test_json_string_cap) == NULL ||
 	    CU_add_test(s, "detach", test_detach) == NULL)
 		return -1;
 	return 0;
