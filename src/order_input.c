@@ -638,14 +638,28 @@ scan_value(struct scan *sc, int depth)
 	return scan_fail(sc, "unexpected character");
 }
 
-/* Note how much of a path was used after snprintf appended to it. */
+/*
+ * Note how much of a path was used after snprintf appended to it.  A cut
+ * path ends on a character boundary, so that a detail quoting it stays
+ * valid UTF-8.
+ */
 static void
 path_grew(struct path *pa, size_t old, int n)
 {
-	if (n < 0 || (size_t)n >= sizeof(pa->p) - old)
-		pa->len = sizeof(pa->p) - 1;
-	else
+	size_t	 i, k, end;
+
+	if (n >= 0 && (size_t)n < sizeof(pa->p) - old) {
 		pa->len = old + (size_t)n;
+		return;
+	}
+	end = sizeof(pa->p) - 1;
+	for (i = old; i < end; i += k) {
+		k = utf8_seq_len((const unsigned char *)pa->p + i, end - i);
+		if (k == 0)
+			break;
+	}
+	pa->len = i;
+	pa->p[i] = '\0';
 }
 
 /* Append a member name to a path; return the old length. */

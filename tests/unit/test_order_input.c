@@ -885,6 +885,37 @@ test_clear(void)
 	CU_ASSERT(is_clear(&in));
 }
 
+/*
+ * A detail whose field path is cut at its cap still ends on a character
+ * boundary: the path of a repeated member deep under long names.
+ */
+static void
+test_detail_utf8(void)
+{
+	struct order_input	 in;
+	struct problem		 pb;
+	char			 body[512];
+	const char		*n48 =
+	    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn";
+	size_t			 i, k, len, shift;
+
+	/* Shift the cut across every byte of the two-byte character. */
+	for (shift = 0; shift < 4; shift++) {
+		len = (size_t)snprintf(body, sizeof(body),
+		    "{\"%s\":{\"%s\":{\"%s\":{\"%.*sxxxxxxxxxxx\xc3\xa9\":"
+		    "{\"a\":1,\"a\":2}}}}}", n48, n48, n48, (int)shift, "yyyy");
+		CU_ASSERT_EQUAL_FATAL(parse(&in, &pb, body, len), -1);
+		CU_ASSERT_EQUAL(pb.status, 400);
+		CU_ASSERT_STRING_EQUAL(pb.code, "VALIDATION_FAILED");
+		CU_ASSERT_PTR_NOT_NULL(strstr(pb.detail, "more than once"));
+		for (i = 0; pb.detail[i] != '\0'; i += k) {
+			k = utf8_seq_len((const unsigned char *)pb.detail + i,
+			    strlen(pb.detail + i));
+			CU_ASSERT_NOT_EQUAL_FATAL(k, 0);
+		}
+	}
+}
+
 /* Add the order_input suite to the registry. */
 int
 test_order_input_register(void)
@@ -916,6 +947,7 @@ test_order_input_register(void)
 		{ "nul", test_nul },
 		{ "depth", test_depth },
 		{ "clear", test_clear },
+		{ "detail utf-8", test_detail_utf8 },
 	};
 	CU_pSuite	 s;
 	size_t		 i;
