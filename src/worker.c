@@ -132,6 +132,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	if (result == CREATE_DROP) {
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
+		fr->keepConnection = 0;
 		resp->outcome = "dropped";
 	} else
 		write_response(fr, resp);
@@ -145,10 +146,63 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 }
 
 /*
+ * Tell whether a kept connection has a request (or its end) waiting,
+ * without blocking.
+ */
+static int
+conn_ready(int fd)
+{
+	struct pollfd	 pfd;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/*
+ * Close a kept connection at once.  FCGX_Free() would shut it down and
+ * wait up to 2 s for the web server to close its side, which an idle
+ * pooled connection never does.
+ */
+static void
+conn_drop(FCGX_Request *fr)
+{
+	FCGX_Free(fr, 0);
+	if (fr->ipcFd >= 0)
+		close(fr->ipcFd);
+	fr->ipcFd = -1;
+}
+
+/*
+ * Take the next connection from the listening socket, which is
+ * non-blocking: 0 with *fdp set, -1 when another worker won it.
+ */
+static int
+accept_conn(int listen_fd, int *fdp)
+{
+	int	 fd;
+
+	fd = accept(listen_fd, NULL, NULL);
+	if (fd == -1)
+		return -1;
+	*fdp = fd;
+	return 0;
+}
+
+/*
  * The worker's life: handlers, one DB connection, then accept until
  * asked to stop or max_requests are served.  Signals are blocked except
  * while waiting in ppoll(), so SIGTERM either interrupts the wait or is
  * seen before the next one: a request in hand always finishes.
+ *
+ * A web server that keeps its connections (FCGI_KEEP_CONN, Apache's
+ * enablereuse=on) sends the next request on the same connection, so a
+ * worker holding one waits on it as well as on the listening socket.
+ * When a new connection waits while the kept one is idle, the worker
+ * closes the idle one and takes the new one: the web server reconnects
+ * when it next needs a connection it finds closed, and no request waits
+ * for a worker stuck on an idle connection.
  */
 int
 worker_main(const struct conf *conf, int listen_fd,
@@ -156,14 +210,14 @@ worker_main(const struct conf *conf, int listen_fd,
 {
 	struct sigaction	 sa;
 	sigset_t		 block, waitmask;
-	struct pollfd		 pfd;
+	struct pollfd		 pfd[2];
 	FCGX_Request		 fr;
 	struct db		 db;
 	struct buf		 body;
 	struct response		 resp;
 	long			 served = 0;
 	struct timespec		 idle = { 1, 0 };
-	int			 n;
+	int			 n, nfd, fd;
 
 #ifdef HAVE_PRCTL
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -198,12 +252,20 @@ worker_main(const struct conf *conf, int listen_fd,
 		log_warnx("FastCGI initialisation failed");
 		return WORKER_EXIT_FAILURE;
 	}
-	pfd.fd = listen_fd;
-	pfd.events = POLLIN;
+	pfd[0].fd = listen_fd;
+	pfd[0].events = POLLIN;
+	pfd[1].events = POLLIN;
 	while (!worker_quit &&
 	    (conf->max_requests == 0 || served < conf->max_requests)) {
+		/* A kept connection (fr.ipcFd) is watched too. */
+		nfd = 1;
+		if (fr.ipcFd >= 0) {
+			pfd[1].fd = fr.ipcFd;
+			nfd = 2;
+		}
+		pfd[0].revents = pfd[1].revents = 0;
 		/* Idle for a second with a read left open: end it. */
-		n = ppoll(&pfd, 1, db.read_open ? &idle : NULL, &waitmask);
+		n = ppoll(pfd, nfd, db.read_open ? &idle : NULL, &waitmask);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -216,14 +278,31 @@ worker_main(const struct conf *conf, int listen_fd,
 			db_idle(&db);
 			continue;
 		}
-		/* The socket is non-blocking: another worker may win. */
+		if (nfd == 2 && pfd[1].revents == 0) {
+			/*
+			 * Only a new connection: swap the idle kept one for
+			 * it, unless a request came in on the kept one since.
+			 */
+			if (conn_ready(fr.ipcFd))
+				continue;
+			if (accept_conn(listen_fd, &fd) == -1)
+				continue;
+			conn_drop(&fr);
+			fr.ipcFd = fd;
+		}
+		/*
+		 * With a connection in hand FCGX_Accept_r reads its next
+		 * request; a closed one sends it back to the (non-blocking)
+		 * listening socket, where another worker may win.
+		 */
 		if (FCGX_Accept_r(&fr) < 0)
 			continue;
 		serve_request(&fr, conf, ops, &db, &body, &resp);
 		FCGX_Finish_r(&fr);
 		served++;
 	}
-	FCGX_Free(&fr, 1);
+	/* Stopping or recycled: a kept connection is closed. */
+	conn_drop(&fr);
 	response_clear(&resp);
 	buf_free(&body);
 	db_disconnect(&db);

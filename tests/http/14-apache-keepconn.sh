@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Apache mod_proxy_fcgi with enablereuse=on keeps its FastCGI connections
+# open (FCGI_KEEP_CONN) and sends the next request on the same one.  A
+# second Apache instance, started here from the stack's rendered config
+# with enablereuse=on and 2 x 25 threads in front of the stack's 4
+# workers, must answer every request: sequential ones on one kept
+# connection, then many concurrent ones from more Apache threads than
+# there are workers, then after the workers were recycled (SIGHUP) while Apache
+# still held their connections.  Nothing may stall (curl --max-time).
+# shellcheck source=tests/lib/http.sh
+. "$(dirname -- "$0")/../lib/http.sh"
+# shellcheck source=tests/lib/orders.sh
+. "$(dirname -- "$0")/../lib/orders.sh"
+
+SRC_CONF=$RUNDIR/apache/apache2.conf
+DIR=$RUNDIR/apache-reuse
+PORT=$(( ${APACHE_URL##*:} + 7 ))
+URL=http://127.0.0.1:$PORT
+
+reuse_down() {
+	local pid
+	pid=$(cat "$DIR/apache2.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 1 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+}
+trap reuse_down EXIT
+
+# The stack's Apache config, on another port and directory, proxy_fcgi
+# only, enablereuse=on, and more threads than the responder has workers.
+rm -rf "$DIR"
+mkdir -p "$DIR"
+sed -e "s|^Listen 127.0.0.1:.*|Listen 127.0.0.1:$PORT|" \
+    -e "s|<VirtualHost 127.0.0.1:[0-9]*>|<VirtualHost 127.0.0.1:$PORT>|" \
+    -e "s|$RUNDIR/apache\"|$DIR\"|g" -e "s|$RUNDIR/apache/|$DIR/|g" \
+    -e "s|Mutex file:$RUNDIR/apache |Mutex file:$DIR |" \
+    -e "s|apache-error.log|apache-reuse-error.log|" \
+    -e "s|apache-access.log|apache-reuse-access.log|" \
+    -e 's|enablereuse=off|enablereuse=on|' \
+    -e 's|^\(\s*StartServers\s\+\).*|\12|' \
+    -e 's|^\(\s*ServerLimit\s\+\).*|\12|' \
+    -e 's|^\(\s*MaxRequestWorkers\s\+\).*|\150|' \
+    -e '/^Include .*apache-fcgid.conf/d' "$SRC_CONF" >"$DIR/apache2.conf"
+check "config has enablereuse=on" grep -q 'enablereuse=on' "$DIR/apache2.conf"
+chown www-data "$DIR" 2>/dev/null || true
+if ! apache2 -d "$DIR" -f "$DIR/apache2.conf" -k start 2>"$DIR/start.err"; then
+	fail "start apache (enablereuse=on)" "$(cat "$DIR/start.err")"
+	finish
+fi
+for _ in $(seq 1 100); do
+	curl -s -o /dev/null --max-time 2 "$URL$MOUNT/_health" && break
+	sleep 0.1
+done
+
+# Count the FastCGI connections Apache holds open to the socket.
+kept_conns() {
+	ss -xH state connected 2>/dev/null | grep -c -- "$FCGI_SOCKET" || true
+}
+
+# 1. Sequential requests: the second one goes on the kept connection.
+n_ok=0
+for i in $(seq 1 20); do
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 15 \
+	    "$URL$MOUNT/_health")
+	[[ $code == 200 ]] && n_ok=$((n_ok + 1))
+done
+if [[ $n_ok -eq 20 ]]; then
+	ok "20 sequential requests on kept connections"
+else
+	fail "20 sequential requests on kept connections" "$n_ok answered 200"
+fi
+kept=$(kept_conns)
+if [[ $kept -gt 0 ]]; then
+	ok "connections kept open between requests ($kept)"
+else
+	fail "connections kept open between requests" "none open"
+fi
+
+# 2. Concurrent creates over more connections than workers: every one
+# answered 201 in time, one order each.
+set_stock KC-1 KRW 100 1000000
+run=$$-$RANDOM
+par_out=$T_TMP/par.out
+seq 1 300 | xargs -P 24 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+    --max-time 30 -u "$ALICE" -H "Idempotency-Key: kc-$run-{}" \
+    -H 'Content-Type: application/json' \
+    --data-binary '{"currency":"KRW","items":[{"sku":"KC-1","qty":1}],"amount":100}' \
+    "$URL$MOUNT" >"$par_out"
+n201=$(grep -c '^201$' "$par_out")
+others=$(grep -v '^201$' "$par_out" | sort | uniq -c | tr '\n' ' ')
+if [[ $n201 -eq 300 ]]; then
+	ok "300 concurrent creates at 24 clients answered 201"
+else
+	fail "300 concurrent creates at 24 clients answered 201" \
+	    "$n201 answered 201; others: $others"
+fi
+expect_sql "SELECT COUNT(*) FROM idempotency_records
+    WHERE idem_key LIKE 'kc-$run-%'" 300
+expect_sql "SELECT 1000000 - available FROM stock WHERE sku = 'KC-1'" 300
+# 3. The workers are recycled while Apache holds their connections: the
+# next requests reconnect and are answered.
+kill -HUP "$(cat "$SERVE_PIDFILE")"
+sleep 1
+seq 1 60 | xargs -P 8 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+    --max-time 30 "$URL$MOUNT/_health" >"$par_out"
+n200=$(grep -c '^200$' "$par_out")
+if [[ $n200 -ge 55 ]]; then
+	ok "after a recycle: $n200 of 60 answered 200"
+else
+	fail "after a recycle" "$n200 of 60 answered 200: $(sort "$par_out" | uniq -c | tr '\n' ' ')"
+fi
+seq 1 60 | xargs -P 8 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+    --max-time 30 "$URL$MOUNT/_health" >"$par_out"
+n200=$(grep -c '^200$' "$par_out")
+if [[ $n200 -eq 60 ]]; then
+	ok "once reconnected: 60 of 60 answered 200"
+else
+	fail "once reconnected" "$n200 of 60 answered 200: $(sort "$par_out" | uniq -c | tr '\n' ' ')"
+fi
+
+finish
