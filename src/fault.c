@@ -82,6 +82,21 @@ fault_parse(struct fault_plan *plan, const char *hdr, char *err, size_t errsz)
 			    "%s", eq, item);
 			return -1;
 		}
+		if ((pt == FP_AFTER_COMMIT || pt == FP_CONFLICT_READ) &&
+		    (plan->action[pt] == FAULT_TRANSIENT ||
+		    plan->action[pt] == FAULT_TRANSIENT1 ||
+		    plan->action[pt] == FAULT_FINAL)) {
+			snprintf(err, errsz, "fault action \"%s\" cannot "
+			    "happen at %s (%s)", eq, item,
+			    pt == FP_AFTER_COMMIT ? "the transaction is "
+			    "committed" : "no transaction is open");
+			return -1;
+		}
+		if (pt == FP_CONFLICT_READ && plan->action[pt] == FAULT_DROP) {
+			snprintf(err, errsz, "fault action \"drop\" cannot "
+			    "happen at %s", item);
+			return -1;
+		}
 	}
 	return 0;
 }
