@@ -98,7 +98,7 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 	order_id_format(oid, sizeof(oid), id);
 	response_reset(resp);
 	response_json(resp, 201, "{\"orderId\":\"x\"}", 15);
-	rc = ledger_finish(db, &scope, "SUCCEEDED", resp, oid);
+	rc = ledger_finish(db, &scope, LEDGER_SUCCEEDED, resp, oid);
 	if (rc != DB_OK)
 		goto fail;
 	rc = db_commit(db);

@@ -73,6 +73,7 @@ static const struct conf_key conf_keys[] = {
 	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0 },
 	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20 },
 	{ "request_deadline",	T_DURATION,	F(request_deadline_ms), 100, 600000 },
+	{ "read_deadline",	T_DURATION,	F(read_deadline_ms), 100, 600000 },
 	{ "retry_backoff",	T_DURATION,	F(retry_backoff_ms), 1, 60000 },
 	{ "retry_backoff_max",	T_DURATION,	F(retry_backoff_max_ms), 1, 600000 },
 	{ "expire_batch",	T_LONG,		F(expire_batch), 1, 1000000 },
@@ -103,6 +104,7 @@ conf_defaults(struct conf *c)
 	c->out_of_stock = OUT_OF_STOCK_FINAL;
 	c->max_attempts = 3;
 	c->request_deadline_ms = 30000;
+	c->read_deadline_ms = 5000;
 	c->retry_backoff_ms = 50;
 	c->retry_backoff_max_ms = 1000;
 	c->expire_batch = 1000;

@@ -48,6 +48,7 @@ struct conf {
 	enum out_of_stock_policy out_of_stock;
 	int		 max_attempts;
 	long		 request_deadline_ms;
+	long		 read_deadline_ms;	/* GET and _health */
 	long		 retry_backoff_ms;
 	long		 retry_backoff_max_ms;
 	long		 expire_batch;

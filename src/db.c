@@ -1,12 +1,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <mysql.h>
 #include <errmsg.h>
 #include <mysqld_error.h>
+#ifdef HAVE_MA_PVIO_H
+#include <ma_pvio.h>	/* per-call read/write bounds (MariaDB Connector/C) */
+#endif
 
 #include "conf.h"
 #include "db.h"
@@ -15,9 +20,123 @@
 #ifndef ER_STATEMENT_TIMEOUT
 #define ER_STATEMENT_TIMEOUT	1969
 #endif
+/* Heard after a server-side timeout, before the client gives up. */
+#define DB_IO_MARGIN_MS		500
+
 #ifndef ER_CONNECTION_KILLED
 #define ER_CONNECTION_KILLED	1927
 #endif
+
+/* The class of every error number that is not DB_ERROR. */
+static const struct db_errclass {
+	unsigned int	 code;
+	int		 class;
+	int		 drop;		/* the connection is unusable */
+} db_errclasses[] = {
+	{ ER_DUP_ENTRY,			DB_DUPLICATE,	0 },
+	{ ER_LOCK_DEADLOCK,		DB_TRANSIENT,	0 },
+	{ ER_LOCK_WAIT_TIMEOUT,		DB_TRANSIENT,	0 },
+	{ ER_STATEMENT_TIMEOUT,		DB_TRANSIENT,	0 },
+	{ ER_QUERY_INTERRUPTED,		DB_TRANSIENT,	0 },
+	{ 3024,	/* MySQL: max_execution_time */	DB_TRANSIENT,	0 },
+	{ ER_ERROR_DURING_COMMIT,	DB_TRANSIENT,	1 },	/* Galera 1180 */
+	{ CR_CONNECTION_ERROR,		DB_LOST,	1 },
+	{ CR_CONN_HOST_ERROR,		DB_LOST,	1 },
+	{ CR_UNKNOWN_HOST,		DB_LOST,	1 },
+	{ CR_SERVER_GONE_ERROR,		DB_LOST,	1 },
+	{ CR_SERVER_LOST,		DB_LOST,	1 },
+	{ CR_COMMANDS_OUT_OF_SYNC,	DB_LOST,	1 },
+	{ CR_SSL_CONNECTION_ERROR,	DB_LOST,	1 },
+	{ 2055,	/* CR_SERVER_LOST_EXTENDED */	DB_LOST,	1 },
+	{ ER_CONNECTION_KILLED,		DB_LOST,	1 },
+	{ ER_SERVER_SHUTDOWN,		DB_LOST,	1 },
+	{ 4031,	/* ER_CLIENT_INTERACTION_TIMEOUT */ DB_LOST,	1 },
+	{ ER_CON_COUNT_ERROR,		DB_UNAVAILABLE,	1 },	/* 1040 */
+	{ ER_TOO_MANY_USER_CONNECTIONS,	DB_UNAVAILABLE,	1 },	/* 1203 */
+	{ ER_USER_LIMIT_REACHED,	DB_UNAVAILABLE,	1 },	/* 1226 */
+	{ ER_OUTOFMEMORY,		DB_UNAVAILABLE,	0 },
+	{ ER_OUT_OF_RESOURCES,		DB_UNAVAILABLE,	0 },
+	{ ER_CANT_CREATE_THREAD,	DB_UNAVAILABLE,	1 },
+	{ ER_OPTION_PREVENTS_STATEMENT,	DB_UNAVAILABLE,	0 },	/* 1290 */
+	{ 1836,	/* ER_READ_ONLY_MODE */	DB_UNAVAILABLE,	0 },
+	{ ER_MAX_PREPARED_STMT_COUNT_REACHED, DB_UNAVAILABLE, 0 }, /* 1461 */
+	{ ER_UNKNOWN_COM_ERROR,		DB_UNAVAILABLE,	1 },	/* Galera 1047 */
+};
+
+/* The class of error number code (DB_ERROR for any other). */
+int
+db_class_of(unsigned int code)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(db_errclasses) / sizeof(db_errclasses[0]); i++)
+		if (db_errclasses[i].code == code)
+			return db_errclasses[i].class;
+	return code == 0 ? DB_OK : DB_ERROR;
+}
+
+/* The name of an error class, for logs. */
+const char *
+db_class_name(int class)
+{
+	switch (class) {
+	case DB_OK:
+		return "ok";
+	case DB_DUPLICATE:
+		return "duplicate";
+	case DB_TRANSIENT:
+		return "transient";
+	case DB_LOST:
+		return "lost";
+	case DB_UNKNOWN:
+		return "outcome-unknown";
+	case DB_UNAVAILABLE:
+		return "unavailable";
+	default:
+		return "fatal";
+	}
+}
+
+/*
+ * Record a failure where it happens: class (0: derived from code), the
+ * error number and message.  A failure that leaves the connection
+ * unusable marks it broken.  Returns the class.
+ */
+int
+db_fail(struct db *db, int class, unsigned int code, const char *msg)
+{
+	size_t	 i;
+
+	if (class == DB_OK) {
+		class = db_class_of(code);
+		if (class == DB_OK)	/* a failure without a number */
+			class = DB_ERROR;
+	}
+	for (i = 0; i < sizeof(db_errclasses) / sizeof(db_errclasses[0]); i++)
+		if (db_errclasses[i].code == code && db_errclasses[i].drop)
+			db->broken = 1;
+	if (class == DB_LOST || class == DB_UNKNOWN)
+		db->broken = 1;
+	db->last_class = class;
+	db->last_errno = code;
+	snprintf(db->last_error, sizeof(db->last_error), "%s",
+	    msg != NULL && msg[0] != '\0' ? msg : "no error message");
+	return class;
+}
+
+/* Record the failure of the last call on the connection. */
+static int
+db_conn_fail(struct db *db)
+{
+	return db_fail(db, DB_OK, mysql_errno(db->my), mysql_error(db->my));
+}
+
+/* Record the failure of the last call on a statement. */
+static int
+db_stmt_fail(struct db *db, MYSQL_STMT *st)
+{
+	return db_fail(db, DB_OK, mysql_stmt_errno(st), mysql_stmt_error(st));
+}
 
 /* Prepare a connection holder; nothing is opened yet. */
 void
@@ -27,54 +146,69 @@ db_init(struct db *db, const struct conf *conf)
 	db->conf = conf;
 }
 
-/* Record the error of the connection or of a statement and classify it. */
-static int
-db_classify(struct db *db, unsigned int err, const char *msg)
+/*
+ * Bound every wait of the calls that follow (connect, statements, lock
+ * waits, the client's reads and writes) by budget_ms from now.
+ */
+void
+db_set_deadline(struct db *db, long budget_ms)
 {
-	db->last_errno = err;
-	snprintf(db->last_error, sizeof(db->last_error), "%s", msg);
-	switch (err) {
-	case 0:
-		return DB_OK;
-	case ER_DUP_ENTRY:
-		return DB_DUPLICATE;
-	case ER_LOCK_DEADLOCK:
-	case ER_LOCK_WAIT_TIMEOUT:
-	case ER_STATEMENT_TIMEOUT:
-	case ER_QUERY_INTERRUPTED:
-		return DB_TRANSIENT;
-	case CR_SERVER_GONE_ERROR:
-	case CR_SERVER_LOST:
-	case CR_CONN_HOST_ERROR:
-	case CR_CONNECTION_ERROR:
-	case CR_COMMANDS_OUT_OF_SYNC:
-	case ER_CONNECTION_KILLED:
-	case ER_SERVER_SHUTDOWN:
-	case ER_ERROR_DURING_COMMIT:
-	case ER_UNKNOWN_COM_ERROR:
-	case 4031:	/* ER_CLIENT_INTERACTION_TIMEOUT */
-	case 2055:	/* CR_SERVER_LOST_EXTENDED */
-		db_disconnect(db);
-		return DB_LOST;
-	default:
-		return DB_ERROR;
+	clock_gettime(CLOCK_MONOTONIC, &db->deadline);
+	db->deadline.tv_sec += budget_ms / 1000;
+	db->deadline.tv_nsec += (budget_ms % 1000) * 1000000L;
+	if (db->deadline.tv_nsec >= 1000000000L) {
+		db->deadline.tv_sec++;
+		db->deadline.tv_nsec -= 1000000000L;
 	}
 }
 
-/* Classify the last error of the connection. */
-int
-db_error(struct db *db)
+/* No deadline: the jobs' statements may take as long as they need. */
+void
+db_clear_deadline(struct db *db)
 {
-	if (db->my == NULL)
-		return db_classify(db, CR_SERVER_GONE_ERROR, "not connected");
-	return db_classify(db, mysql_errno(db->my), mysql_error(db->my));
+	db->deadline.tv_sec = 0;
+	db->deadline.tv_nsec = 0;
 }
 
-/* Classify the last error of a statement. */
-int
-db_stmt_error(struct db *db, MYSQL_STMT *st)
+/* Milliseconds left before the deadline (may be negative); LONG_MAX if none. */
+long
+db_remaining_ms(const struct db *db)
 {
-	return db_classify(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+	struct timespec	 now;
+
+	if (db->deadline.tv_sec == 0 && db->deadline.tv_nsec == 0)
+		return LONG_MAX;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (db->deadline.tv_sec - now.tv_sec) * 1000 +
+	    (db->deadline.tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/*
+ * Before a round trip: refuse it once the deadline has passed, else bound
+ * the client's reads and writes on this connection by what is left (plus
+ * a margin, so that a server-side timeout is heard before the client
+ * gives up).
+ */
+static int
+db_arm(struct db *db)
+{
+	long	 left;
+
+	if (db->my == NULL || db->broken)
+		return db_fail(db, DB_LOST, CR_SERVER_GONE_ERROR,
+		    "not connected");
+	left = db_remaining_ms(db);
+	if (left <= 0)
+		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
+#ifdef HAVE_MA_PVIO_H
+	if (db->my->net.pvio != NULL) {
+		int	 ms = left > 3600000L ? -1 : (int)left + DB_IO_MARGIN_MS;
+
+		db->my->net.pvio->timeout[PVIO_READ_TIMEOUT] = ms;
+		db->my->net.pvio->timeout[PVIO_WRITE_TIMEOUT] = ms;
+	}
+#endif
+	return DB_OK;
 }
 
 /* Close every cached statement and the connection. */
@@ -91,6 +225,7 @@ db_disconnect(struct db *db)
 	if (db->my != NULL)
 		mysql_close(db->my);
 	db->my = NULL;
+	db->broken = 0;
 	db->read_open = 0;
 	db->lock_wait_s = 0;
 	db->stmt_time_ms = 0;
@@ -98,38 +233,52 @@ db_disconnect(struct db *db)
 
 /*
  * Open the connection and set the session up: READ COMMITTED, explicit
- * transactions, UTC, strict SQL.  The client read/write timeouts are the
- * request deadline, the outer bound of any single wait.
+ * transactions, UTC, strict SQL.  The connect timeout is the smaller of
+ * db_connect_timeout and what is left of the deadline.
  */
 int
 db_connect(struct db *db)
 {
 	const struct conf	*c = db->conf;
-	unsigned int		 connect_s, rw_s;
+	unsigned int		 connect_s;
+	long			 left, ms;
 	my_bool			 off = 0;
 	int			 rc;
 
 	db_disconnect(db);
+	left = db_remaining_ms(db);
+	if (left <= 0)
+		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
+	ms = c->db_connect_timeout_ms < left ? c->db_connect_timeout_ms : left;
+	connect_s = (unsigned int)((ms + 999) / 1000);
 	db->my = mysql_init(NULL);
 	if (db->my == NULL)
-		return db_classify(db, CR_OUT_OF_MEMORY, "out of memory");
-	connect_s = (unsigned int)((c->db_connect_timeout_ms + 999) / 1000);
-	if (db->connect_budget_ms > 0 &&
-	    db->connect_budget_ms < c->db_connect_timeout_ms)
-		connect_s = (unsigned int)((db->connect_budget_ms + 999) / 1000);
-	rw_s = (unsigned int)((c->request_deadline_ms + 999) / 1000) + 1;
+		return db_fail(db, DB_UNAVAILABLE, CR_OUT_OF_MEMORY,
+		    "out of memory");
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
-	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rw_s);
-	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rw_s);
+#ifndef HAVE_MA_PVIO_H
+	if (left != LONG_MAX) {
+		/* Without per-call bounds: the whole deadline, once. */
+		unsigned int rw_s = (unsigned int)((c->request_deadline_ms +
+		    999) / 1000) + 1;
+
+		mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rw_s);
+		mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rw_s);
+	}
+#endif
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	if (mysql_real_connect(db->my, c->db_socket ? NULL : c->db_host,
 	    c->db_user, c->db_password, c->db_name,
 	    c->db_socket ? 0 : c->db_port, c->db_socket, 0) == NULL) {
-		rc = db_error(db);
-		log_warnx("database connect failed: %s", db->last_error);
+		rc = db_conn_fail(db);
+		if (rc == DB_ERROR || rc == DB_TRANSIENT)
+			rc = db_fail(db, DB_LOST, db->last_errno,
+			    db->last_error);
+		log_warnx("database connect failed: %s (%u)", db->last_error,
+		    db->last_errno);
 		db_disconnect(db);
-		return rc == DB_OK ? DB_LOST : rc;
+		return rc;
 	}
 	rc = db_exec(db, "SET SESSION TRANSACTION ISOLATION LEVEL "
 	    "READ COMMITTED");
@@ -138,18 +287,20 @@ db_connect(struct db *db)
 		    "time_zone = '+00:00', "
 		    "sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'");
 	if (rc != DB_OK) {
-		log_warnx("database session set-up failed: %s",
-		    db->last_error);
+		log_warnx("database session set-up failed: %s (%u)",
+		    db->last_error, db->last_errno);
 		db_disconnect(db);
 		return rc;
 	}
 	return DB_OK;
 }
 
-/* Connect if not connected. */
+/* Connect if not connected, or if the connection broke. */
 int
 db_ensure(struct db *db)
 {
+	if (db->broken)
+		db_disconnect(db);
 	if (db->my != NULL)
 		return DB_OK;
 	return db_connect(db);
@@ -159,41 +310,31 @@ db_ensure(struct db *db)
 int
 db_ping(struct db *db)
 {
-	int	 rc;
+	int	 rc, tries;
 
-	rc = db_ensure(db);
-	if (rc != DB_OK)
-		return rc;
-	if (mysql_ping(db->my) == 0)
-		return DB_OK;
-	db_disconnect(db);
-	rc = db_connect(db);
-	if (rc != DB_OK)
-		return rc;
-	return mysql_ping(db->my) == 0 ? DB_OK : db_error(db);
+	for (tries = 0; tries < 2; tries++) {
+		rc = db_ensure(db);
+		if (rc != DB_OK)
+			return rc;
+		rc = db_arm(db);
+		if (rc != DB_OK)
+			return rc;
+		if (mysql_ping(db->my) == 0)
+			return DB_OK;
+		rc = db_conn_fail(db);
+		if (rc != DB_LOST)
+			return rc;
+	}
+	return rc;
 }
 
-/*
- * Bound the server-side waits of the next statements by what is left of
- * the request deadline: innodb_lock_wait_timeout (whole seconds, at most
- * lock_wait_timeout) and max_statement_time.  Values are rounded down to
- * whole seconds above one second, so that the common case sends nothing.
- */
-int
-db_wait_limits(struct db *db, long remaining_ms)
+/* Set the session's lock wait (whole seconds) and statement time (ms). */
+static int
+db_session_limits(struct db *db, int lock_s, long stmt_ms)
 {
 	char	 sql[160];
-	long	 stmt_ms, cap_s;
-	int	 lock_s, rc;
+	int	 rc;
 
-	if (remaining_ms >= 1000)
-		stmt_ms = remaining_ms / 1000 * 1000;
-	else
-		stmt_ms = remaining_ms > 10 ? remaining_ms : 10;
-	cap_s = db->conf->lock_wait_timeout_ms / 1000;
-	lock_s = (int)(stmt_ms / 1000 < cap_s ? stmt_ms / 1000 : cap_s);
-	if (lock_s < 1)
-		lock_s = 1;
 	if (lock_s == db->lock_wait_s && stmt_ms == db->stmt_time_ms)
 		return DB_OK;
 	snprintf(sql, sizeof(sql), "SET SESSION innodb_lock_wait_timeout = %d,"
@@ -207,51 +348,112 @@ db_wait_limits(struct db *db, long remaining_ms)
 	return DB_OK;
 }
 
+/*
+ * Bound the server-side waits of the next statements by what is left of
+ * the deadline: innodb_lock_wait_timeout (whole seconds, rounded down, at
+ * most lock_wait_timeout, 0 when less than a second is left) and
+ * max_statement_time.  Values are rounded down to whole seconds above one
+ * second, so that the common case sends nothing.
+ */
+int
+db_wait_limits(struct db *db)
+{
+	long	 left, stmt_ms, cap_s;
+	int	 lock_s;
+
+	left = db_remaining_ms(db);
+	if (left <= 0)
+		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
+	stmt_ms = left >= 1000 ? left / 1000 * 1000 : left;
+	cap_s = db->conf->lock_wait_timeout_ms / 1000;
+	lock_s = (int)(stmt_ms / 1000 < cap_s ? stmt_ms / 1000 : cap_s);
+	return db_session_limits(db, lock_s, stmt_ms);
+}
+
+/*
+ * Before a read: the server-side statement time left by an earlier
+ * request must not be shorter than this read's deadline.  Reads take no
+ * row locks, and the client's own timeouts bound them, so a longer limit
+ * is left as it is (no round trip).
+ */
+int
+db_read_limits(struct db *db)
+{
+	long	 left, stmt_ms;
+
+	left = db_remaining_ms(db);
+	if (left <= 0)
+		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
+	if (db->stmt_time_ms == 0 || db->stmt_time_ms >= left)
+		return DB_OK;
+	stmt_ms = left >= 1000 ? (left + 999) / 1000 * 1000 : left;
+	return db_session_limits(db, db->lock_wait_s, stmt_ms);
+}
+
 /* Run a statement without parameters or results. */
 int
 db_exec(struct db *db, const char *sql)
 {
 	MYSQL_RES	*res;
+	int		 rc;
 
-	if (db->my == NULL)
-		return db_error(db);
+	rc = db_arm(db);
+	if (rc != DB_OK)
+		return rc;
 	if (mysql_query(db->my, sql) != 0)
-		return db_error(db);
+		return db_conn_fail(db);
 	res = mysql_store_result(db->my);
 	if (res != NULL)
 		mysql_free_result(res);
-	return DB_OK;
-}
-
-/* Commit the open transaction. */
-int
-db_commit(struct db *db)
-{
-	if (db->my == NULL)
-		return db_error(db);
-	db->read_open = 0;
-	if (mysql_commit(db->my) != 0)
-		return db_error(db);
+	else if (mysql_field_count(db->my) != 0)
+		return db_conn_fail(db);
 	return DB_OK;
 }
 
 /*
- * Roll the open transaction back.  A connection that cannot roll back is
- * dropped, which makes the server roll back instead.
+ * Commit the open transaction.  A COMMIT that fails with a deadlock
+ * (Galera: certification failed) rolled back; any other failure leaves
+ * the outcome unknown (DB_UNKNOWN): the caller reads the ledger.
+ */
+int
+db_commit(struct db *db)
+{
+	int	 rc;
+
+	rc = db_arm(db);
+	if (rc != DB_OK)
+		return rc;	/* nothing sent */
+	db->read_open = 0;
+	if (mysql_commit(db->my) == 0)
+		return DB_OK;
+	rc = db_conn_fail(db);
+	if (rc == DB_TRANSIENT && db->last_errno == ER_LOCK_DEADLOCK)
+		return rc;
+	return db_fail(db, DB_UNKNOWN, db->last_errno, db->last_error);
+}
+
+/*
+ * Roll the open transaction back.  A connection that cannot roll back,
+ * or that broke, is dropped, which makes the server roll back instead.
+ * The failure that led here stays the recorded one.
  */
 int
 db_rollback(struct db *db)
 {
-	int	 rc;
-
-	if (db->my == NULL)
-		return DB_LOST;
 	db->read_open = 0;
-	if (mysql_rollback(db->my) == 0)
+	if (db->my == NULL)
 		return DB_OK;
-	rc = db_error(db);
+	if (!db->broken) {
+		if (db_remaining_ms(db) > 0) {
+			db_arm(db);
+			if (mysql_rollback(db->my) == 0)
+				return DB_OK;
+		}
+		log_debug("rollback failed (%u): dropping the connection",
+		    mysql_errno(db->my));
+	}
 	db_disconnect(db);
-	return rc;
+	return DB_LOST;
 }
 
 /*
@@ -264,56 +466,95 @@ db_rollback(struct db *db)
 void
 db_end_read(struct db *db)
 {
-	if (db->my != NULL)
+	if (db->my != NULL && !db->broken)
 		db->read_open = 1;
 }
 
-/* End a read-only transaction left open, so that DDL never waits on it. */
+/*
+ * The worker is idle: end a read-only transaction left open, so that DDL
+ * never waits on it, and drop a broken connection.
+ */
 void
 db_idle(struct db *db)
 {
-	if (db->read_open)
+	if (db->broken)
+		db_disconnect(db);
+	else if (db->read_open) {
+		db_set_deadline(db, db->conf->db_connect_timeout_ms);
 		db_rollback(db);
+	}
 }
 
 /*
- * Return the prepared statement for id, preparing sql on first use on
- * this connection.  NULL on failure, with the error recorded.
+ * Prepare sql as a statement of its own (the caller closes it with
+ * mysql_stmt_close()).  The error is recorded before anything else.
  */
-MYSQL_STMT *
-db_stmt(struct db *db, enum db_stmt_id id, const char *sql)
+int
+db_stmt_prepare(struct db *db, const char *sql, size_t len, MYSQL_STMT **out)
 {
 	MYSQL_STMT	*st;
+	int		 rc;
 
-	if (db->stmts[id] != NULL)
-		return db->stmts[id];
-	if (db->my == NULL) {
-		db_error(db);
-		return NULL;
-	}
+	*out = NULL;
+	rc = db_arm(db);
+	if (rc != DB_OK)
+		return rc;
 	st = mysql_stmt_init(db->my);
-	if (st == NULL) {
-		db_error(db);
-		return NULL;
-	}
-	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
-		db_stmt_error(db, st);
-		log_warnx("prepare failed: %s: %s", db->last_error, sql);
+	if (st == NULL)
+		return db_fail(db, DB_UNAVAILABLE, CR_OUT_OF_MEMORY,
+		    "out of memory");
+	if (mysql_stmt_prepare(st, sql, (unsigned long)len) != 0) {
+		rc = db_stmt_fail(db, st);
+		log_warnx("prepare failed: %s (%u): %s", db->last_error,
+		    db->last_errno, sql);
 		mysql_stmt_close(st);
-		return NULL;
+		return rc;
 	}
-	db->stmts[id] = st;
-	return st;
+	*out = st;
+	return DB_OK;
 }
 
-/* Bind the parameters and execute; the statement's results are stored. */
+/*
+ * Set *out to the prepared statement for id, preparing sql on first use
+ * on this connection.  The connection keeps it.
+ */
+int
+db_stmt(struct db *db, enum db_stmt_id id, const char *sql, MYSQL_STMT **out)
+{
+	int	 rc;
+
+	if (db->stmts[id] != NULL && !db->broken) {
+		*out = db->stmts[id];
+		return DB_OK;
+	}
+	rc = db_stmt_prepare(db, sql, strlen(sql), out);
+	if (rc == DB_OK)
+		db->stmts[id] = *out;
+	return rc;
+}
+
+/* Bind the parameters and execute; results are read by db_fetch(). */
 int
 db_execute(struct db *db, MYSQL_STMT *st, MYSQL_BIND *params)
 {
+	int	 rc;
+
+	rc = db_arm(db);
+	if (rc != DB_OK)
+		return rc;
 	if (params != NULL && mysql_stmt_bind_param(st, params) != 0)
-		return db_stmt_error(db, st);
+		return db_stmt_fail(db, st);
 	if (mysql_stmt_execute(st) != 0)
-		return db_stmt_error(db, st);
+		return db_stmt_fail(db, st);
+	return DB_OK;
+}
+
+/* Bind the result columns of an executed statement. */
+int
+db_bind_result(struct db *db, MYSQL_STMT *st, MYSQL_BIND *r)
+{
+	if (mysql_stmt_bind_result(st, r) != 0)
+		return db_stmt_fail(db, st);
 	return DB_OK;
 }
 
@@ -332,8 +573,28 @@ db_fetch(struct db *db, MYSQL_STMT *st)
 	case MYSQL_NO_DATA:
 		return 0;
 	default:
-		return db_stmt_error(db, st);
+		return db_stmt_fail(db, st);
 	}
+}
+
+/* Fetch column col of the current row again into b (a larger buffer). */
+int
+db_fetch_column(struct db *db, MYSQL_STMT *st, MYSQL_BIND *b, unsigned int col)
+{
+	if (mysql_stmt_fetch_column(st, b, col, 0) != 0)
+		return db_stmt_fail(db, st);
+	return DB_OK;
+}
+
+/*
+ * Release the result of a statement.  On a broken connection nothing is
+ * touched: the statement is closed with the connection.
+ */
+void
+db_stmt_done(struct db *db, MYSQL_STMT *st)
+{
+	if (st != NULL && db->my != NULL && !db->broken)
+		mysql_stmt_free_result(st);
 }
 
 /* Bind an input string of len bytes. */

@@ -8,17 +8,30 @@
 #define IDEMORDERS_DB_H
 
 #include <stddef.h>
+#include <time.h>
 #include <mysql.h>
 
 struct conf;
 
-/* Error classes; every db_* call returns one of these. */
+/*
+ * Error classes; every db_* call that can fail returns one of these, and
+ * records the class, the server's or the client's error number and its
+ * message in struct db at the moment of the failure (see db_failure()).
+ */
 enum db_err {
 	DB_OK = 0,
-	DB_DUPLICATE = -1,	/* 1062: the unique key is taken */
-	DB_TRANSIENT = -2,	/* deadlock, lock wait or statement timeout */
-	DB_LOST = -3,		/* connection gone; reconnect before reuse */
-	DB_ERROR = -4,		/* anything else: a bug or a broken schema */
+	DB_DUPLICATE = -1,	/* 1062: a unique key is taken */
+	DB_TRANSIENT = -2,	/* deadlock, lock wait or statement timeout,
+				   deadline: rolled back, retry */
+	DB_LOST = -3,		/* connection lost before COMMIT: nothing
+				   committed; reconnect before reuse */
+	DB_UNKNOWN = -4,	/* COMMIT sent but its answer lost or
+				   ambiguous: read the ledger to know */
+	DB_UNAVAILABLE = -5,	/* read-only, too many connections, no
+				   statements left, node not ready: retry
+				   later, nothing written */
+	DB_ERROR = -6,		/* anything else: a refused statement, a
+				   broken schema, a bug */
 };
 
 /* Statements prepared once per connection. */
@@ -35,34 +48,56 @@ enum db_stmt_id {
 };
 #define DB_STOCK_LOCK_CACHED	16
 
+/*
+ * A connection and what it knows.  After a failure of class DB_LOST or
+ * DB_UNKNOWN (or a node that is not ready) the connection is "broken":
+ * its statements stay allocated but are never used again, and the next
+ * db_ensure() or db_rollback() closes it.  So a caller may still hand a
+ * statement of the failed call to db_stmt_done(), which then does
+ * nothing.
+ */
 struct db {
 	const struct conf	*conf;
 	MYSQL			*my;		/* NULL when disconnected */
 	MYSQL_STMT		*stmts[DBS_COUNT];
-	long			 connect_budget_ms;	/* 0: db_connect_timeout */
+	int			 broken;	/* drop before the next use */
 	int			 read_open;	/* a read-only transaction */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;
+	struct timespec		 deadline;	/* CLOCK_MONOTONIC; 0: none */
+
+	/* The last failure, recorded where it happened. */
+	int			 last_class;
 	unsigned int		 last_errno;
 	char			 last_error[256];
 };
 
 void	db_init(struct db *, const struct conf *);
+void	db_set_deadline(struct db *, long);
+void	db_clear_deadline(struct db *);
+long	db_remaining_ms(const struct db *);
 int	db_connect(struct db *);
 int	db_ensure(struct db *);
 void	db_disconnect(struct db *);
 int	db_ping(struct db *);
-int	db_wait_limits(struct db *, long);
+int	db_wait_limits(struct db *);
+int	db_read_limits(struct db *);
 int	db_exec(struct db *, const char *);
 int	db_commit(struct db *);
 int	db_rollback(struct db *);
 void	db_end_read(struct db *);
 void	db_idle(struct db *);
-MYSQL_STMT *db_stmt(struct db *, enum db_stmt_id, const char *);
+int	db_stmt(struct db *, enum db_stmt_id, const char *, MYSQL_STMT **);
+int	db_stmt_prepare(struct db *, const char *, size_t, MYSQL_STMT **);
 int	db_execute(struct db *, MYSQL_STMT *, MYSQL_BIND *);
+int	db_bind_result(struct db *, MYSQL_STMT *, MYSQL_BIND *);
 int	db_fetch(struct db *, MYSQL_STMT *);
-int	db_stmt_error(struct db *, MYSQL_STMT *);
-int	db_error(struct db *);
+int	db_fetch_column(struct db *, MYSQL_STMT *, MYSQL_BIND *,
+	    unsigned int);
+void	db_stmt_done(struct db *, MYSQL_STMT *);
+int	db_fail(struct db *, int, unsigned int, const char *);
+int	db_class_of(unsigned int);
+const char *db_class_name(int);
 
 void	db_bind_str(MYSQL_BIND *, const char *, size_t);
 void	db_bind_i64(MYSQL_BIND *, long long *);

@@ -15,6 +15,8 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "conf.h"
@@ -40,6 +42,8 @@ static const char q_purge[] = "DELETE FROM idempotency_records "
     "WHERE status = 'EXPIRED' "
     "AND updated_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
     "ORDER BY updated_at LIMIT ?";
+#define EXPIRE_TRIES	20	/* attempts of one batch */
+
 static const char q_count_expire[] = "SELECT COUNT(*) FROM "
     "idempotency_records WHERE status IN ('SUCCEEDED', 'FAILED_FINAL') "
     "AND expires_at <= UTC_TIMESTAMP(6)";
@@ -59,13 +63,9 @@ run(struct db *db, const char *sql, size_t len, long long *params, int np,
 	MYSQL_BIND	 p[2], r[1];
 	int		 i, rc;
 
-	st = mysql_stmt_init(db->my);
-	if (st == NULL)
-		return db_error(db);
-	if (mysql_stmt_prepare(st, sql, len) != 0) {
-		rc = db_stmt_error(db, st);
-		goto out;
-	}
+	rc = db_stmt_prepare(db, sql, len, &st);
+	if (rc != DB_OK)
+		return rc;
 	for (i = 0; i < np; i++)
 		db_bind_i64(&p[i], &params[i]);
 	rc = db_execute(db, st, np ? p : NULL);
@@ -73,11 +73,14 @@ run(struct db *db, const char *sql, size_t len, long long *params, int np,
 		goto out;
 	if (is_count) {
 		db_bind_i64(&r[0], rows);
-		if (mysql_stmt_bind_result(st, r) != 0) {
-			rc = db_stmt_error(db, st);
+		rc = db_bind_result(db, st, r);
+		if (rc != DB_OK)
 			goto out;
-		}
-		rc = db_fetch(db, st) == 1 ? DB_OK : db_stmt_error(db, st);
+		rc = db_fetch(db, st);
+		if (rc == 0)
+			rc = db_fail(db, DB_ERROR, 0, "COUNT(*) returned no row");
+		else if (rc == 1)
+			rc = DB_OK;
 	} else
 		*rows = (long long)mysql_stmt_affected_rows(st);
 out:
@@ -85,22 +88,44 @@ out:
 	return rc;
 }
 
-/* Repeat one batched statement, committing each batch, until done. */
+/*
+ * Repeat one batched statement, committing each batch, until done.  A
+ * batch that loses a deadlock or a lock wait to a concurrent job (or,
+ * on Galera, a certification conflict) is rolled back and run again;
+ * a lost connection is reconnected.
+ */
 static int
 batches(struct db *db, const char *sql, size_t len, long long *params,
     int np, long batch, long long *total, long *nbatches)
 {
+	struct timespec	 pause;
 	long long	 rows;
-	int		 rc;
+	int		 rc, tries = 0;
 
 	do {
-		rc = run(db, sql, len, params, np, 0, &rows);
+		rc = db_ensure(db);
+		if (rc == DB_OK)
+			rc = run(db, sql, len, params, np, 0, &rows);
 		if (rc == DB_OK)
 			rc = db_commit(db);
 		if (rc != DB_OK) {
 			db_rollback(db);
+			if ((rc == DB_TRANSIENT || rc == DB_LOST ||
+			    rc == DB_UNKNOWN) && ++tries < EXPIRE_TRIES) {
+				/* An unknown COMMIT is safe to redo: the
+				 * statement only matches rows still due. */
+				log_info("expire: batch retried (%s: %s)",
+				    db_class_name(rc), db->last_error);
+				pause.tv_sec = 0;
+				pause.tv_nsec = (random() % 200 + 10) *
+				    1000000L;
+				nanosleep(&pause, NULL);
+				rows = batch;
+				continue;
+			}
 			return rc;
 		}
+		tries = 0;
 		*total += rows;
 		if (rows > 0)
 			(*nbatches)++;

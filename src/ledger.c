@@ -9,6 +9,44 @@
 
 #define READ_BODY_INLINE	(16 * 1024)
 
+static const char *ledger_status_names[] = {
+	[LEDGER_UNKNOWN] = "UNKNOWN",
+	[LEDGER_PROCESSING] = "PROCESSING",
+	[LEDGER_SUCCEEDED] = "SUCCEEDED",
+	[LEDGER_FAILED_FINAL] = "FAILED_FINAL",
+	[LEDGER_EXPIRED] = "EXPIRED",
+};
+
+/* The column value of a state. */
+const char *
+ledger_status_name(enum ledger_status st)
+{
+	if ((size_t)st >= sizeof(ledger_status_names) /
+	    sizeof(ledger_status_names[0]))
+		st = LEDGER_UNKNOWN;
+	return ledger_status_names[st];
+}
+
+/* Whether a state is final: its stored response is replayed. */
+int
+ledger_terminal(enum ledger_status st)
+{
+	return st == LEDGER_SUCCEEDED || st == LEDGER_FAILED_FINAL;
+}
+
+/* The state of a column value (LEDGER_UNKNOWN for any other). */
+static enum ledger_status
+ledger_status_parse(const char *s)
+{
+	size_t	 i;
+
+	for (i = LEDGER_PROCESSING; i < sizeof(ledger_status_names) /
+	    sizeof(ledger_status_names[0]); i++)
+		if (strcmp(s, ledger_status_names[i]) == 0)
+			return (enum ledger_status)i;
+	return LEDGER_UNKNOWN;
+}
+
 /*
  * Insert the PROCESSING row that claims the scope inside the caller's
  * transaction.  DB_DUPLICATE means another request owns it; a concurrent
@@ -27,10 +65,11 @@ ledger_insert(struct db *db, const struct ledger_scope *s, const char *fp,
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[5];
 	long long	 ret = retention_s;
+	int		 rc;
 
-	st = db_stmt(db, DBS_LEDGER_INSERT, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_LEDGER_INSERT, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
 	db_bind_str(&p[1], s->operation, strlen(s->operation));
 	db_bind_str(&p[2], s->key, strlen(s->key));
@@ -79,9 +118,9 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 	my_bool		 nul[7];
 	int		 rc, found = 0;
 
-	st = db_stmt(db, DBS_LEDGER_READ, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_LEDGER_READ, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
 	db_bind_str(&p[1], s->operation, strlen(s->operation));
 	db_bind_str(&p[2], s->key, strlen(s->key));
@@ -90,7 +129,7 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 		return rc;
 	body = malloc(READ_BODY_INLINE);
 	if (body == NULL) {
-		rc = DB_ERROR;
+		rc = db_fail(db, DB_ERROR, 0, "out of memory");
 		goto out;
 	}
 	memset(rec->status, 0, sizeof(rec->status));
@@ -107,10 +146,9 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 	db_bind_out_str(&r[5], rec->resource_id, sizeof(rec->resource_id) - 1,
 	    &len[5], &nul[5]);
 	db_bind_int(&r[6], &rec->expired);
-	if (mysql_stmt_bind_result(st, r) != 0) {
-		rc = db_stmt_error(db, st);
+	rc = db_bind_result(db, st, r);
+	if (rc != DB_OK)
 		goto out;
-	}
 	rc = db_fetch(db, st);
 	if (rc <= 0)
 		goto out;
@@ -119,7 +157,7 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 	buf_reset(&rec->body);
 	if (!nul[3] && (len[3] > sizeof(hdrs) ||
 	    buf_add(&rec->headers, hdrs, len[3]) != BUF_OK)) {
-		rc = DB_ERROR;
+		rc = db_fail(db, DB_ERROR, 0, "stored response headers too large");
 		goto out;
 	}
 	if (!nul[4] && len[4] > READ_BODY_INLINE) {
@@ -127,34 +165,34 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 		char	*big;
 
 		if (len[4] > RESPONSE_BODY_MAX) {
-			rc = DB_ERROR;
+			rc = db_fail(db, DB_ERROR, 0, "stored response body too large");
 			goto out;
 		}
 		big = malloc(len[4]);
 		if (big == NULL) {
-			rc = DB_ERROR;
+			rc = db_fail(db, DB_ERROR, 0, "out of memory");
 			goto out;
 		}
 		free(body);
 		body = big;
 		r[4].buffer = body;
 		r[4].buffer_length = len[4];
-		if (mysql_stmt_fetch_column(st, &r[4], 4, 0) != 0) {
-			rc = db_stmt_error(db, st);
+		rc = db_fetch_column(db, st, &r[4], 4);
+		if (rc != DB_OK)
 			goto out;
-		}
 	}
 	if (!nul[4] && buf_add(&rec->body, body, len[4]) != BUF_OK) {
-		rc = DB_ERROR;
+		rc = db_fail(db, DB_ERROR, 0, "stored response body too large");
 		goto out;
 	}
 	if (nul[5])
 		rec->resource_id[0] = '\0';
+	rec->state = ledger_status_parse(rec->status);
 	rc = 1;
 out:
 	while (found && rc > 0 && db_fetch(db, st) == 1)
 		;	/* the unique key allows one row; drain anyway */
-	mysql_stmt_free_result(st);
+	db_stmt_done(db, st);
 	free(body);
 	return rc;
 }
@@ -164,8 +202,9 @@ out:
  * response to replay.  Exactly one row must change.
  */
 int
-ledger_finish(struct db *db, const struct ledger_scope *s, const char *status,
-    const struct response *resp, const char *resource_id)
+ledger_finish(struct db *db, const struct ledger_scope *s,
+    enum ledger_status state, const struct response *resp,
+    const char *resource_id)
 {
 	static const char sql[] = "UPDATE idempotency_records SET status = ?, "
 	    "response_status = ?, response_headers = ?, response_body = ?, "
@@ -174,11 +213,12 @@ ledger_finish(struct db *db, const struct ledger_scope *s, const char *status,
 	    "AND status = 'PROCESSING'";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[8];
+	const char	*status = ledger_status_name(state);
 	int		 code = resp->status, rc;
 
-	st = db_stmt(db, DBS_LEDGER_FINISH, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_LEDGER_FINISH, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_str(&p[0], status, strlen(status));
 	db_bind_int(&p[1], &code);
 	db_bind_str(&p[2], resp->headers.p ? resp->headers.p : "",
@@ -198,6 +238,7 @@ ledger_finish(struct db *db, const struct ledger_scope *s, const char *status,
 	if (rc != DB_OK)
 		return rc;
 	if (mysql_stmt_affected_rows(st) != 1)
-		return DB_ERROR;
+		return db_fail(db, DB_ERROR, 0, "the ledger row to finish is "
+		    "not PROCESSING");
 	return DB_OK;
 }

@@ -15,6 +15,15 @@ struct response;
 #define LEDGER_OPERATION_CREATE_ORDER	"create-order"
 #define LEDGER_RESOURCE_MAX		64
 
+/* The states of a ledger row (column status). */
+enum ledger_status {
+	LEDGER_UNKNOWN = 0,	/* a value this program does not know */
+	LEDGER_PROCESSING,	/* claimed; never committed */
+	LEDGER_SUCCEEDED,
+	LEDGER_FAILED_FINAL,
+	LEDGER_EXPIRED,		/* a tombstone */
+};
+
 struct ledger_scope {
 	const char	*principal;
 	const char	*operation;
@@ -22,7 +31,8 @@ struct ledger_scope {
 };
 
 struct ledger_record {
-	char		 status[17];
+	enum ledger_status state;
+	char		 status[17];	/* the column as read */
 	char		 fingerprint[FINGERPRINT_HEX_LEN + 1];
 	int		 response_status;	/* 0 when none stored */
 	struct buf	 headers;
@@ -35,8 +45,10 @@ int	ledger_insert(struct db *, const struct ledger_scope *, const char *,
 	    long);
 int	ledger_read(struct db *, const struct ledger_scope *,
 	    struct ledger_record *);
-int	ledger_finish(struct db *, const struct ledger_scope *, const char *,
-	    const struct response *, const char *);
+int	ledger_finish(struct db *, const struct ledger_scope *,
+	    enum ledger_status, const struct response *, const char *);
+const char *ledger_status_name(enum ledger_status);
+int	ledger_terminal(enum ledger_status);
 void	ledger_record_init(struct ledger_record *);
 void	ledger_record_clear(struct ledger_record *);
 

@@ -35,12 +35,21 @@ principal_ok(const char *s)
 	return 1;
 }
 
+/* Bound a read's database waits: the smaller of the two deadlines. */
+static void
+read_deadline(struct db *db, const struct conf *conf)
+{
+	db_set_deadline(db, conf->read_deadline_ms < conf->request_deadline_ms ?
+	    conf->read_deadline_ms : conf->request_deadline_ms);
+}
+
 /* GET /orders/_health: 200 when the database answers. */
 static void
-handle_health(struct db *db, struct response *resp)
+handle_health(struct db *db, const struct conf *conf, struct response *resp)
 {
 	static const char ok[] = "{\"status\":\"ok\"}";
 
+	read_deadline(db, conf);
 	if (db_ping(db) == DB_OK) {
 		response_json(resp, 200, ok, sizeof(ok) - 1);
 		resp->outcome = "ok";
@@ -51,10 +60,26 @@ handle_health(struct db *db, struct response *resp)
 	response_header(resp, "Retry-After", "5");
 }
 
+/* Read an order on a live connection within the read's bounds. */
+static int
+get_order(struct db *db, const char *principal, unsigned long long id,
+    struct order_view *v, char *note)
+{
+	int	 rc;
+
+	rc = db_ensure(db);
+	if (rc == DB_OK)
+		rc = db_read_limits(db);
+	if (rc == DB_OK)
+		rc = store_get_order(db, principal, id, v, note,
+		    ORDER_NOTE_MAX * 4 + 1);
+	return rc;
+}
+
 /* GET /orders/{orderId}: the order as it is now, for its owner only. */
 static void
-handle_get(struct db *db, const struct request *req, const char *arg,
-    struct response *resp)
+handle_get(struct db *db, const struct conf *conf, const struct request *req,
+    const char *arg, struct response *resp)
 {
 	struct order_view	*v = NULL;
 	char			*note = NULL;
@@ -69,23 +94,23 @@ handle_get(struct db *db, const struct request *req, const char *arg,
 			    "out of memory");
 			goto out;
 		}
-		rc = db_ensure(db);
-		if (rc == DB_OK)
-			rc = store_get_order(db, req->principal, id, v, note,
-			    ORDER_NOTE_MAX * 4 + 1);
-		if (rc == DB_LOST) {
-			rc = db_ensure(db);
-			if (rc == DB_OK)
-				rc = store_get_order(db, req->principal, id, v,
-				    note, ORDER_NOTE_MAX * 4 + 1);
-		}
+		read_deadline(db, conf);
+		rc = get_order(db, req->principal, id, v, note);
+		if (rc == DB_LOST)	/* once more, on a new connection */
+			rc = get_order(db, req->principal, id, v, note);
 		db_end_read(db);
 	}
 	if (rc < 0) {
-		log_warnx("order lookup failed: %s", db->last_error);
-		response_error(resp, 503, "SERVICE_UNAVAILABLE",
-		    "the database does not answer");
-		response_header(resp, "Retry-After", "1");
+		log_warnx("order lookup failed: %s (%u, %s)", db->last_error,
+		    db->last_errno, db_class_name(rc));
+		if (rc == DB_ERROR)
+			response_error(resp, 500, "INTERNAL_ERROR", "the order "
+			    "could not be read");
+		else {
+			response_error(resp, 503, "SERVICE_UNAVAILABLE",
+			    "the database does not answer");
+			response_header(resp, "Retry-After", "1");
+		}
 		goto out;
 	}
 	if (rc == 0) {
@@ -203,10 +228,10 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 	}
 	switch (m.id) {
 	case ROUTE_HEALTH:
-		handle_health(db, resp);
+		handle_health(db, conf, resp);
 		break;
 	case ROUTE_ORDER:
-		handle_get(db, req, m.arg, resp);
+		handle_get(db, conf, req, m.arg, resp);
 		break;
 	case ROUTE_ORDERS:
 		result = handle_create(db, conf, req, resp);

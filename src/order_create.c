@@ -3,15 +3,19 @@
  * and the design notes' handleCreateOrderAttempt():
  *
  *	order_create()		the retry loop: attempts, deadline, backoff
- *	create_attempt()	one InnoDB transaction (READ COMMITTED):
- *	  1. INSERT the PROCESSING ledger row; 1062 -> rollback, fresh read,
- *	     answer_from_record()
- *	  2. SAVEPOINT; SELECT ... FOR UPDATE the stock rows in SKU order
- *	  3. judge every final business rule before the first write
- *	  4. insert the order and its items, decrease stock
- *	  5. UPDATE the ledger: SUCCEEDED, resource, exact response
- *	     (a final rejection: ROLLBACK TO SAVEPOINT, FAILED_FINAL)
- *	  6. COMMIT, and only then answer
+ *	create_attempt()	one InnoDB transaction (READ COMMITTED), one
+ *				function per step, each returning the
+ *				attempt's outcome:
+ *	  1. step_claim()	INSERT the PROCESSING ledger row; 1062 ->
+ *				rollback, fresh read, answer_from_record()
+ *	  2. step_lock()	SAVEPOINT; SELECT ... FOR UPDATE the stock rows
+ *				in SKU order
+ *	  3. judge()		every final business rule, before any write
+ *	  4. step_write()	insert the order and its items, decrease stock
+ *	  5. step_record()	UPDATE the ledger: SUCCEEDED, resource, exact
+ *				response (a final rejection: step_reject(),
+ *				ROLLBACK TO SAVEPOINT, FAILED_FINAL)
+ *	  6. step_commit()	COMMIT, and only then answer
  *
  * Every statement failure rolls back; nothing is committed after a failed
  * statement (on Galera a COMMIT after 1213 answers OK and commits
@@ -38,7 +42,12 @@
 #include "response.h"
 #include "store.h"
 
+/* The least a read after an unknown COMMIT may take. */
+#define RECOVERY_GRACE_MS	500
+
 enum attempt {
+	ATTEMPT_NEXT,		/* go on with the next step */
+	ATTEMPT_REJECT,		/* a final rejection: c->reject says which */
 	ATTEMPT_DONE,		/* resp is the answer */
 	ATTEMPT_RETRY,		/* retry; resp is the answer once spent */
 	ATTEMPT_DROP,		/* answer nothing */
@@ -50,22 +59,15 @@ struct attempt_ctx {
 	const struct create_request	*req;
 	struct ledger_scope		 scope;
 	int				 attempt;	/* 1, 2, ... */
-	struct timespec			 deadline;	/* CLOCK_MONOTONIC */
+
+	/* This attempt's state. */
+	int				 claimed;	/* ledger row inserted */
+	int				 savepoint;
+	struct stock_row		 rows[ORDER_ITEMS_MAX];
+	unsigned long long		 id;		/* the order */
+	time_t				 created;
+	struct problem			 reject;
 };
-
-static enum attempt attempt_failed(struct attempt_ctx *, int, const char *,
-	    struct response *);
-
-/* Milliseconds left before the request deadline (may be negative). */
-static long
-remaining_ms(const struct attempt_ctx *c)
-{
-	struct timespec	 now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (c->deadline.tv_sec - now.tv_sec) * 1000 +
-	    (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
-}
 
 /* Sleep ms milliseconds, resuming after signals. */
 static void
@@ -102,6 +104,23 @@ retry_transient(struct attempt_ctx *c, struct response *resp)
 	    c->conf->max_attempts);
 	response_header(resp, "Retry-After", "1");
 	resp->outcome = "retry_limit";
+	return ATTEMPT_RETRY;
+}
+
+/*
+ * The answer once the database stayed unusable (unreachable, read-only,
+ * out of connections or statements, a cluster node not ready): nothing
+ * was written.
+ */
+static enum attempt
+retry_unavailable(struct attempt_ctx *c, struct response *resp)
+{
+	response_error(resp, 503, "DATABASE_UNAVAILABLE", "the database "
+	    "cannot take orders now (%s); nothing was stored; retry with the "
+	    "same key", c->db->last_class == DB_UNAVAILABLE ?
+	    c->db->last_error : "not reachable");
+	response_header(resp, "Retry-After", "5");
+	resp->outcome = "unavailable";
 	return ATTEMPT_RETRY;
 }
 
@@ -151,9 +170,39 @@ answer_stored(const struct ledger_record *rec, int replayed,
 	resp->outcome = replayed ? "replayed" : "recovered";
 }
 
+/* A statement failed inside the transaction: roll back, then answer. */
+static enum attempt
+attempt_failed(struct attempt_ctx *c, int rc, const char *what,
+    struct response *resp)
+{
+	db_rollback(c->db);
+	switch (rc) {
+	case DB_TRANSIENT:
+	case DB_LOST:
+		log_info("key %s attempt %d: %s: %s (%u), retrying",
+		    c->scope.key, c->attempt, what, c->db->last_error,
+		    c->db->last_errno);
+		return retry_transient(c, resp);
+	case DB_UNAVAILABLE:
+		log_warnx("key %s attempt %d: %s: database unavailable: %s "
+		    "(%u)", c->scope.key, c->attempt, what, c->db->last_error,
+		    c->db->last_errno);
+		return retry_unavailable(c, resp);
+	default:
+		log_warnx("key %s: %s failed: %s (%u, %s)", c->scope.key, what,
+		    c->db->last_error, c->db->last_errno,
+		    db_class_name(rc));
+		response_error(resp, 500, "INTERNAL_ERROR", "the order could "
+		    "not be stored; nothing was stored; retry with the same "
+		    "key");
+		resp->outcome = "internal_error";
+		return ATTEMPT_DONE;
+	}
+}
+
 /*
  * Answer from the committed ledger row of the scope, read afresh after
- * a duplicate key (or after a COMMIT whose answer was lost, with
+ * a duplicate key (or after a COMMIT whose outcome is unknown, with
  * replayed = 0).
  */
 static enum attempt
@@ -169,10 +218,24 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 	else {
 		rc = db_ensure(c->db);
 		if (rc == DB_OK)
+			rc = db_read_limits(c->db);
+		if (rc == DB_OK)
 			rc = ledger_read(c->db, &c->scope, &rec);
 	}
 	if (rc < 0) {
-		a = retry_transient(c, resp);
+		log_info("key %s attempt %d: ledger read: %s (%u)",
+		    c->scope.key, c->attempt, c->db->last_error,
+		    c->db->last_errno);
+		a = rc == DB_UNAVAILABLE ? retry_unavailable(c, resp) :
+		    retry_transient(c, resp);
+		if (!replayed) {
+			/* The outcome of our own COMMIT stays unknown. */
+			response_error(resp, 503, "REQUEST_STATUS_UNCONFIRMED",
+			    "the outcome of this request could not be "
+			    "confirmed; retry with the same key");
+			response_header(resp, "Retry-After", "1");
+			resp->outcome = "unconfirmed";
+		}
 		goto out;
 	}
 	if (rc == 0) {
@@ -187,9 +250,8 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		goto out;
 	}
 	a = ATTEMPT_DONE;
-	terminal = strcmp(rec.status, "SUCCEEDED") == 0 ||
-	    strcmp(rec.status, "FAILED_FINAL") == 0;
-	if (strcmp(rec.status, "EXPIRED") == 0 || (terminal && rec.expired))
+	terminal = ledger_terminal(rec.state);
+	if (rec.state == LEDGER_EXPIRED || (terminal && rec.expired))
 		/* Expired is final whatever the body: never a new order. */
 		answer_expired(c, rec.resource_id, resp);
 	else if (strcmp(rec.fingerprint, c->req->fingerprint) != 0) {
@@ -197,14 +259,14 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
 		    "already used with a different request body");
 		resp->outcome = "conflict";
-	} else if (strcmp(rec.status, "SUCCEEDED") == 0 ||
-	    strcmp(rec.status, "FAILED_FINAL") == 0)
+	} else if (terminal)
 		answer_stored(&rec, replayed, resp);
-	else if (strcmp(rec.status, "PROCESSING") == 0)
+	else if (rec.state == LEDGER_PROCESSING)
 		a = retry_in_progress(c, resp);
 	else {
 		response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
 		    "the idempotency record is in an unknown state");
+		resp->outcome = "internal_error";
 		log_warnx("ledger row for key %s has unknown status \"%s\"",
 		    c->scope.key, rec.status);
 	}
@@ -226,7 +288,10 @@ answer_purged(struct attempt_ctx *c, struct response *resp)
 	int			 rc;
 
 	db_rollback(c->db);
-	rc = store_order_by_key(c->db, c->req->principal, c->req->key, &id);
+	rc = db_ensure(c->db);
+	if (rc == DB_OK)
+		rc = store_order_by_key(c->db, c->req->principal, c->req->key,
+		    &id);
 	if (rc < 0)
 		return attempt_failed(c, rc, "order lookup", resp);
 	db_rollback(c->db);
@@ -238,8 +303,94 @@ answer_purged(struct attempt_ctx *c, struct response *resp)
 }
 
 /*
- * Judge every final business rule on the locked rows, before any write.
- * Returns 0 when the order may proceed, else -1 with the rejection.
+ * Act on a fault planned at a point inside the transaction: a simulated
+ * deadlock, a dropped request, or a final rejection raised right there.
+ */
+static enum attempt
+fault_at(struct attempt_ctx *c, enum fault_point pt, const char *name,
+    struct response *resp)
+{
+	switch (FAULT(c->req->fault, pt, c->attempt)) {
+	case FAULT_TRANSIENT:
+		db_fail(c->db, DB_TRANSIENT, 1213, "injected deadlock");
+		return attempt_failed(c, DB_TRANSIENT, name, resp);
+	case FAULT_DROP:
+		db_rollback(c->db);
+		return ATTEMPT_DROP;
+	case FAULT_FINAL:
+		problem_set(&c->reject, 409, "OUT_OF_STOCK",
+		    "injected final rejection at %s", name);
+		return ATTEMPT_REJECT;
+	default:
+		return ATTEMPT_NEXT;
+	}
+}
+
+/* Connect if needed; the remaining deadline bounds it and every wait. */
+static enum attempt
+step_connect(struct attempt_ctx *c, struct response *resp)
+{
+	int	 rc;
+
+	rc = db_ensure(c->db);
+	if (rc == DB_OK)
+		rc = db_wait_limits(c->db);
+	if (rc == DB_OK)
+		return ATTEMPT_NEXT;
+	db_rollback(c->db);
+	log_info("key %s attempt %d: database: %s (%u)", c->scope.key,
+	    c->attempt, c->db->last_error, c->db->last_errno);
+	if (rc == DB_TRANSIENT)
+		return retry_transient(c, resp);
+	if (rc == DB_ERROR)
+		return attempt_failed(c, rc, "connect", resp);
+	return retry_unavailable(c, resp);
+}
+
+/* 1. Claim the scope; the unique key alone decides. */
+static enum attempt
+step_claim(struct attempt_ctx *c, struct response *resp)
+{
+	int	 rc;
+
+	rc = ledger_insert(c->db, &c->scope, c->req->fingerprint,
+	    c->conf->key_retention_ms / 1000);
+	if (rc == DB_DUPLICATE) {
+		db_rollback(c->db);
+		return answer_from_record(c, 1, resp);
+	}
+	if (rc == DB_TRANSIENT && (c->db->last_errno == 1205 ||
+	    c->db->last_errno == 1969)) {
+		/* Waited in vain on an uncommitted owner of the key. */
+		db_rollback(c->db);
+		return retry_in_progress(c, resp);
+	}
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "ledger insert", resp);
+	c->claimed = 1;
+	return ATTEMPT_NEXT;
+}
+
+/* 2. Savepoint; lock the stock rows in SKU order. */
+static enum attempt
+step_lock(struct attempt_ctx *c, struct response *resp)
+{
+	int	 rc;
+
+	rc = db_exec(c->db, "SAVEPOINT order_work");
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "savepoint", resp);
+	c->savepoint = 1;
+	rc = store_lock_stock(c->db, c->req->in, c->rows);
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "stock lock", resp);
+	return ATTEMPT_NEXT;
+}
+
+/*
+ * 3. Judge every final business rule on the locked rows, before any
+ * write.  Returns 0 when the order may proceed, else -1 with the
+ * rejection.
  */
 static int
 judge(const struct order_input *in, const struct stock_row *rows,
@@ -282,6 +433,40 @@ judge(const struct order_input *in, const struct stock_row *rows,
 			return -1;
 		}
 	return 0;
+}
+
+/* 4. The order, its items, the stock. */
+static enum attempt
+step_write(struct attempt_ctx *c, struct response *resp)
+{
+	const struct order_input *in = c->req->in;
+	enum attempt		 a;
+	size_t			 i;
+	int			 rc;
+
+	c->created = time(NULL);
+	rc = store_insert_order(c->db, c->req->principal, c->req->key, in,
+	    c->created, &c->id);
+	if (rc == DB_DUPLICATE)
+		return answer_purged(c, resp);
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "order insert", resp);
+	a = fault_at(c, FP_AFTER_ORDER_INSERT, "after_order_insert", resp);
+	if (a != ATTEMPT_NEXT)
+		return a;
+	for (i = 0; i < in->nitems; i++) {
+		rc = store_insert_item(c->db, c->id, &in->items[i],
+		    c->rows[i].unit_price);
+		if (rc != DB_OK)
+			return attempt_failed(c, rc, "item insert", resp);
+	}
+	for (i = 0; i < in->nitems; i++) {
+		rc = store_decrease_stock(c->db, &in->items[i]);
+		if (rc != DB_OK)
+			return attempt_failed(c, rc, "stock update", resp);
+	}
+	return fault_at(c, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
+	    resp);
 }
 
 /* Build the 201 answer that will also be stored and replayed. */
@@ -329,153 +514,51 @@ out:
 	return rc;
 }
 
-/*
- * Map a failed statement inside the transaction to the attempt's
- * outcome, after rolling back.
- */
+/* 5. The ledger row: SUCCEEDED with the exact response. */
 static enum attempt
-attempt_failed(struct attempt_ctx *c, int rc, const char *what,
-    struct response *resp)
+step_record(struct attempt_ctx *c, struct response *resp)
 {
-	db_rollback(c->db);
-	if (rc == DB_TRANSIENT || rc == DB_LOST) {
-		log_info("key %s attempt %d: %s: %s (%u), retrying",
-		    c->scope.key, c->attempt, what, c->db->last_error,
-		    c->db->last_errno);
-		return retry_transient(c, resp);
+	char	 order_id[ORDER_ID_MAX];
+	int	 rc;
+
+	if (answer_created(c, c->id, c->created, c->rows, resp) == -1) {
+		db_fail(c->db, DB_ERROR, 0, "the response does not fit");
+		return attempt_failed(c, DB_ERROR, "response", resp);
 	}
-	log_warnx("key %s: %s failed: %s (%u)", c->scope.key, what,
-	    c->db->last_error, c->db->last_errno);
-	response_error(resp, 500, "INTERNAL_ERROR", "the order could not be "
-	    "stored; retry with the same key");
-	return ATTEMPT_DONE;
+	order_id_format(order_id, sizeof(order_id), c->id);
+	rc = ledger_finish(c->db, &c->scope, LEDGER_SUCCEEDED, resp,
+	    order_id);
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "ledger update", resp);
+	return ATTEMPT_NEXT;
 }
 
 /*
- * Act on a fault planned at a point inside the transaction: a simulated
- * deadlock, a dropped request, or a final rejection raised right there.
+ * 5'. A final rejection: undo the order work, keep and record the key
+ * (claiming it first when the rejection came before the claim).
  */
-#define FAULT_POINT(pt) do {						\
-	switch (FAULT(c->req->fault, (pt), c->attempt)) {		\
-	case FAULT_TRANSIENT:						\
-		c->db->last_errno = 1213;				\
-		snprintf(c->db->last_error, sizeof(c->db->last_error),	\
-		    "injected deadlock");				\
-		return attempt_failed(c, DB_TRANSIENT, #pt, resp);	\
-	case FAULT_DROP:						\
-		db_rollback(c->db);					\
-		return ATTEMPT_DROP;					\
-	case FAULT_FINAL:						\
-		problem_set(&reject, 409, "OUT_OF_STOCK",		\
-		    "injected final rejection at %s", #pt);		\
-		goto reject;						\
-	default:							\
-		break;							\
-	}								\
-} while (0)
-
-/* One attempt: one InnoDB transaction. */
 static enum attempt
-create_attempt(struct attempt_ctx *c, struct response *resp)
+step_reject(struct attempt_ctx *c, struct response *resp)
 {
-	const struct create_request *req = c->req;
-	const struct order_input *in = req->in;
-	struct stock_row	 rows[ORDER_ITEMS_MAX];
-	struct problem		 reject;
-	char			 order_id[ORDER_ID_MAX];
-	unsigned long long	 id = 0;
-	time_t			 created;
-	long			 left;
-	size_t			 i;
-	int			 rc, savepoint = 0, rejected = 0;
+	unsigned long long	 id;
+	enum attempt		 a;
+	int			 rc;
 
-	left = remaining_ms(c);
-	if (left <= 0)
-		return retry_transient(c, resp);
-	/* The remaining deadline bounds the connect and every wait. */
-	c->db->connect_budget_ms = left;
-	rc = db_ensure(c->db);
-	c->db->connect_budget_ms = 0;
-	if (rc == DB_OK)
-		rc = db_wait_limits(c->db, left);
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "connect", resp);
-
-	/* 1. Claim the scope; the unique key alone decides. */
-	FAULT_POINT(FP_BEFORE_LEDGER_INSERT);
-	rc = ledger_insert(c->db, &c->scope, req->fingerprint,
-	    c->conf->key_retention_ms / 1000);
-	if (rc == DB_DUPLICATE) {
-		db_rollback(c->db);
-		return answer_from_record(c, 1, resp);
-	}
-	if (rc == DB_TRANSIENT && (c->db->last_errno == 1205 ||
-	    c->db->last_errno == 1969)) {
-		/* Waited in vain on an uncommitted owner of the key. */
-		db_rollback(c->db);
-		return retry_in_progress(c, resp);
-	}
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "ledger insert", resp);
-	FAULT_POINT(FP_AFTER_LEDGER_INSERT);
-
-	/* 2. Savepoint; lock the stock rows in SKU order. */
-	rc = db_exec(c->db, "SAVEPOINT order_work");
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "savepoint", resp);
-	savepoint = 1;
-	rc = store_lock_stock(c->db, in, rows);
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "stock lock", resp);
-
-	/* 3. Every final rule, before the first write. */
-	if (judge(in, rows, &reject) == -1)
-		goto reject;
-
-	/* 4. The order, its items, the stock. */
-	created = time(NULL);
-	rc = store_insert_order(c->db, req->principal, req->key, in, created,
-	    &id);
-	if (rc == DB_DUPLICATE)
-		return answer_purged(c, resp);
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "order insert", resp);
-	FAULT_POINT(FP_AFTER_ORDER_INSERT);
-	for (i = 0; i < in->nitems; i++) {
-		rc = store_insert_item(c->db, id, &in->items[i],
-		    rows[i].unit_price);
-		if (rc != DB_OK)
-			return attempt_failed(c, rc, "item insert", resp);
-	}
-	for (i = 0; i < in->nitems; i++) {
-		rc = store_decrease_stock(c->db, &in->items[i]);
-		if (rc != DB_OK)
-			return attempt_failed(c, rc, "stock update", resp);
-	}
-	FAULT_POINT(FP_AFTER_STOCK_DECREASE);
-
-	/* 5. The ledger row: SUCCEEDED with the exact response. */
-	if (answer_created(c, id, created, rows, resp) == -1)
-		return attempt_failed(c, DB_ERROR, "response", resp);
-	order_id_format(order_id, sizeof(order_id), id);
-	rc = ledger_finish(c->db, &c->scope, "SUCCEEDED", resp, order_id);
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "ledger update", resp);
-	goto commit;
-
-reject:
-	/* A final rejection: undo the order work, keep and record the key. */
-	rejected = 1;
-	if (strcmp(reject.code, "OUT_OF_STOCK") == 0 &&
+	if (strcmp(c->reject.code, "OUT_OF_STOCK") == 0 &&
 	    c->conf->out_of_stock == OUT_OF_STOCK_RETRYABLE) {
 		/* Policy: no ledger row; the key may succeed after a restock. */
 		db_rollback(c->db);
-		response_problem(resp, &reject);
+		response_problem(resp, &c->reject);
 		response_header(resp, "Retry-After", "60");
 		resp->outcome = "out_of_stock";
 		return ATTEMPT_DONE;
 	}
-	if (savepoint) {
+	if (!c->claimed) {
+		a = step_claim(c, resp);
+		if (a != ATTEMPT_NEXT)
+			return a;
+	}
+	if (c->savepoint) {
 		rc = db_exec(c->db, "ROLLBACK TO SAVEPOINT order_work");
 		if (rc != DB_OK)
 			return attempt_failed(c, rc, "rollback to savepoint",
@@ -485,33 +568,80 @@ reject:
 	 * Rare path, so a plain read is affordable: a key whose ledger row
 	 * was purged but which made an order must not record a rejection.
 	 */
-	rc = store_order_by_key(c->db, req->principal, req->key, &id);
+	rc = store_order_by_key(c->db, c->req->principal, c->req->key, &id);
 	if (rc < 0)
 		return attempt_failed(c, rc, "order lookup", resp);
 	if (rc == 1)
 		return answer_purged(c, resp);
-	response_problem(resp, &reject);
+	response_problem(resp, &c->reject);
 	resp->outcome = "rejected";
-	rc = ledger_finish(c->db, &c->scope, "FAILED_FINAL", resp, NULL);
+	rc = ledger_finish(c->db, &c->scope, LEDGER_FAILED_FINAL, resp,
+	    NULL);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "ledger update", resp);
+	return ATTEMPT_NEXT;
+}
 
-commit:
-	/* 6. Commit; only then answer. */
-	if (!rejected)
-		FAULT_POINT(FP_BEFORE_COMMIT);
+/*
+ * 6. Commit; only then answer.  An unknown outcome (the answer lost, or
+ * a cluster node that failed during COMMIT) is never taken as failure:
+ * the ledger is read again, on a fresh connection, and answers.
+ */
+static enum attempt
+step_commit(struct attempt_ctx *c, struct response *resp)
+{
+	int	 rc;
+
 	rc = db_commit(c->db);
-	if (rc == DB_LOST) {
-		/* Outcome unknown: read the ledger on a fresh connection. */
-		log_warnx("key %s: connection lost during COMMIT (%s); "
-		    "reading the ledger", c->scope.key, c->db->last_error);
+	if (rc == DB_UNKNOWN) {
+		log_warnx("key %s: outcome of COMMIT unknown (%s, %u); "
+		    "reading the ledger", c->scope.key, c->db->last_error,
+		    c->db->last_errno);
+		if (db_remaining_ms(c->db) < RECOVERY_GRACE_MS)
+			db_set_deadline(c->db, RECOVERY_GRACE_MS);
 		return answer_from_record(c, 0, resp);
 	}
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "commit", resp);
-	if (FAULT(req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
+	if (FAULT(c->req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
 		return ATTEMPT_DROP;
 	return ATTEMPT_DONE;
+}
+
+/* One attempt: one InnoDB transaction, step by step. */
+static enum attempt
+create_attempt(struct attempt_ctx *c, struct response *resp)
+{
+	enum attempt	 a;
+
+	c->claimed = c->savepoint = 0;
+	a = step_connect(c, resp);
+	if (a == ATTEMPT_NEXT)
+		a = fault_at(c, FP_BEFORE_LEDGER_INSERT, "before_ledger_insert",
+		    resp);
+	if (a == ATTEMPT_NEXT)
+		a = step_claim(c, resp);
+	if (a == ATTEMPT_NEXT)
+		a = fault_at(c, FP_AFTER_LEDGER_INSERT, "after_ledger_insert",
+		    resp);
+	if (a == ATTEMPT_NEXT)
+		a = step_lock(c, resp);
+	if (a == ATTEMPT_NEXT && judge(c->req->in, c->rows, &c->reject) == -1)
+		a = ATTEMPT_REJECT;
+	if (a == ATTEMPT_NEXT)
+		a = step_write(c, resp);
+	if (a == ATTEMPT_NEXT)
+		a = step_record(c, resp);
+	if (a == ATTEMPT_NEXT)
+		a = fault_at(c, FP_BEFORE_COMMIT, "before_commit", resp);
+	if (a == ATTEMPT_REJECT) {
+		a = step_reject(c, resp);
+		if (a == ATTEMPT_REJECT)	/* cannot happen twice */
+			a = ATTEMPT_NEXT;
+	}
+	if (a == ATTEMPT_NEXT)
+		a = step_commit(c, resp);
+	return a;
 }
 
 /*
@@ -522,36 +652,41 @@ enum create_result
 order_create(struct db *db, const struct conf *conf,
     const struct create_request *req, struct response *resp, int *attempts)
 {
-	struct attempt_ctx	 c;
+	struct attempt_ctx	*c;
 	enum attempt		 a;
+	enum create_result	 res = CREATE_ANSWER;
 	long			 delay;
 
-	memset(&c, 0, sizeof(c));
-	c.db = db;
-	c.conf = conf;
-	c.req = req;
-	c.scope.principal = req->principal;
-	c.scope.operation = LEDGER_OPERATION_CREATE_ORDER;
-	c.scope.key = req->key;
-	clock_gettime(CLOCK_MONOTONIC, &c.deadline);
-	c.deadline.tv_sec += conf->request_deadline_ms / 1000;
-	c.deadline.tv_nsec += (conf->request_deadline_ms % 1000) * 1000000L;
-	if (c.deadline.tv_nsec >= 1000000000L) {
-		c.deadline.tv_sec++;
-		c.deadline.tv_nsec -= 1000000000L;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
+		resp->outcome = "internal_error";
+		*attempts = 0;
+		return CREATE_ANSWER;
 	}
-	for (c.attempt = 1;; c.attempt++) {
-		a = create_attempt(&c, resp);
+	c->db = db;
+	c->conf = conf;
+	c->req = req;
+	c->scope.principal = req->principal;
+	c->scope.operation = LEDGER_OPERATION_CREATE_ORDER;
+	c->scope.key = req->key;
+	db_set_deadline(db, conf->request_deadline_ms);
+	for (c->attempt = 1;; c->attempt++) {
+		a = create_attempt(c, resp);
 		if (a == ATTEMPT_DONE)
 			break;
 		if (a == ATTEMPT_DROP) {
-			*attempts = c.attempt;
-			return CREATE_DROP;
+			res = CREATE_DROP;
+			break;
 		}
 		/* Retry with the same key, within the limits. */
-		delay = backoff_ms(conf, c.attempt + 1);
-		if (remaining_ms(&c) - delay <= 0) {
-			if (resp->status == 503) {
+		if (c->attempt >= conf->max_attempts)
+			break;
+		delay = backoff_ms(conf, c->attempt + 1);
+		if (db_remaining_ms(db) - delay <= 0) {
+			if (resp->status == 503 && resp->outcome != NULL &&
+			    strcmp(resp->outcome,
+			    "retry_limit") == 0) {
 				response_error(resp, 503,
 				    "RETRY_DEADLINE_EXCEEDED", "the request "
 				    "deadline of %ld ms passed; retry with the "
@@ -561,10 +696,9 @@ order_create(struct db *db, const struct conf *conf,
 			}
 			break;
 		}
-		if (c.attempt >= conf->max_attempts)
-			break;
 		sleep_ms(delay);
 	}
-	*attempts = c.attempt;
-	return CREATE_ANSWER;
+	*attempts = c->attempt;
+	free(c);
+	return res;
 }

@@ -45,7 +45,7 @@ store_lock_stock(struct db *db, const struct order_input *in,
 	int		 rc, cached = in->nitems <= DB_STOCK_LOCK_CACHED;
 
 	buf_init(&sql, 4096);
-	if (cached)
+	if (cached && !db->broken)
 		st = db->stmts[DBS_STOCK_LOCK + (int)in->nitems - 1];
 	if (st == NULL) {
 		/* First use of this size on the connection: write the SQL. */
@@ -56,24 +56,16 @@ store_lock_stock(struct db *db, const struct order_input *in,
 		if (rc == 0)
 			rc = buf_adds(&sql, ") ORDER BY sku FOR UPDATE");
 		if (rc != 0) {
-			rc = DB_ERROR;
+			rc = db_fail(db, DB_ERROR, 0, "stock lock SQL too long");
 			goto out;
 		}
 		if (cached)
-			st = db_stmt(db, DBS_STOCK_LOCK + (int)in->nitems - 1,
-			    sql.p);
-		else if (db->my != NULL) {
-			st = mysql_stmt_init(db->my);
-			if (st != NULL && mysql_stmt_prepare(st, sql.p,
-			    sql.len) != 0) {
-				rc = db_stmt_error(db, st);
-				goto out;
-			}
-		}
-	}
-	if (st == NULL) {
-		rc = db_error(db);
-		goto out;
+			rc = db_stmt(db, DBS_STOCK_LOCK + (int)in->nitems - 1,
+			    sql.p, &st);
+		else
+			rc = db_stmt_prepare(db, sql.p, sql.len, &st);
+		if (rc != DB_OK)
+			goto out;
 	}
 	for (i = 0; i < in->nitems; i++) {
 		db_bind_str(&p[i], in->items[i].sku, strlen(in->items[i].sku));
@@ -86,8 +78,9 @@ store_lock_stock(struct db *db, const struct order_input *in,
 	db_bind_out_str(&r[1], cur, sizeof(cur), &len[1], &nul[1]);
 	db_bind_i64(&r[2], &price);
 	db_bind_i64(&r[3], &avail);
-	if (mysql_stmt_bind_result(st, r) != 0) {
-		rc = db_stmt_error(db, st);
+	rc = db_bind_result(db, st, r);
+	if (rc != DB_OK) {
+		db_stmt_done(db, st);
 		goto out;
 	}
 	j = 0;
@@ -109,7 +102,7 @@ store_lock_stock(struct db *db, const struct order_input *in,
 			rows[j].available = avail;
 		}
 	}
-	mysql_stmt_free_result(st);
+	db_stmt_done(db, st);
 out:
 	if (!cached && st != NULL)
 		mysql_stmt_close(st);
@@ -117,7 +110,11 @@ out:
 	return rc < 0 ? rc : DB_OK;
 }
 
-/* Insert the order row; DB_DUPLICATE if the key already made an order. */
+/*
+ * Insert the order row.  DB_DUPLICATE only when the key already made an
+ * order (the orders_principal_key constraint); a collision on any other
+ * key is transient (a fresh attempt takes a new id).
+ */
 int
 store_insert_order(struct db *db, const char *principal, const char *key,
     const struct order_input *in, time_t created, unsigned long long *id)
@@ -132,9 +129,9 @@ store_insert_order(struct db *db, const char *principal, const char *key,
 	const char	*ship = shipping_name(in->shipping);
 	int		 rc;
 
-	st = db_stmt(db, DBS_ORDER_INSERT, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_ORDER_INSERT, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	to_mysql_time(created, &mt);
 	db_bind_str(&p[0], principal, strlen(principal));
 	db_bind_str(&p[1], key, strlen(key));
@@ -146,6 +143,10 @@ store_insert_order(struct db *db, const char *principal, const char *key,
 	p[6].buffer_type = MYSQL_TYPE_DATETIME;
 	p[6].buffer = &mt;
 	rc = db_execute(db, st, p);
+	if (rc == DB_DUPLICATE && strstr(db->last_error,
+	    "'" STORE_ORDER_KEY_CONSTRAINT "'") == NULL)
+		return db_fail(db, DB_TRANSIENT, db->last_errno,
+		    db->last_error);
 	if (rc != DB_OK)
 		return rc;
 	*id = mysql_stmt_insert_id(st);
@@ -162,11 +163,11 @@ store_insert_item(struct db *db, unsigned long long order_id,
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[4];
 	long long	 oid = (long long)order_id, price = unit_price;
-	int		 qty = it->qty;
+	int		 qty = it->qty, rc;
 
-	st = db_stmt(db, DBS_ITEM_INSERT, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_ITEM_INSERT, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_i64(&p[0], &oid);
 	p[0].is_unsigned = 1;
 	db_bind_str(&p[1], it->sku, strlen(it->sku));
@@ -185,16 +186,19 @@ store_decrease_stock(struct db *db, const struct order_item *it)
 	MYSQL_BIND	 p[3];
 	int		 qty = it->qty, rc;
 
-	st = db_stmt(db, DBS_STOCK_DECREASE, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_STOCK_DECREASE, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_int(&p[0], &qty);
 	db_bind_str(&p[1], it->sku, strlen(it->sku));
 	db_bind_int(&p[2], &qty);
 	rc = db_execute(db, st, p);
 	if (rc != DB_OK)
 		return rc;
-	return mysql_stmt_affected_rows(st) == 1 ? DB_OK : DB_ERROR;
+	if (mysql_stmt_affected_rows(st) != 1)
+		return db_fail(db, DB_ERROR, 0, "the locked stock row did not "
+		    "change");
+	return DB_OK;
 }
 
 /*
@@ -221,9 +225,9 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	int			 rc, qty;
 
 	memset(v, 0, sizeof(*v));
-	st = db_stmt(db, DBS_ORDER_GET, sql);
-	if (st == NULL)
-		return db_error(db);
+	rc = db_stmt(db, DBS_ORDER_GET, sql, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_i64(&p[0], &oid);
 	p[0].is_unsigned = 1;
 	db_bind_str(&p[1], principal, strlen(principal));
@@ -243,9 +247,9 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	db_bind_out_str(&r[6], sku, sizeof(sku) - 1, &len[6], &nul[6]);
 	db_bind_int(&r[7], &qty);
 	db_bind_i64(&r[8], &price);
-	if (mysql_stmt_bind_result(st, r) != 0) {
-		rc = db_stmt_error(db, st);
-		mysql_stmt_free_result(st);
+	rc = db_bind_result(db, st, r);
+	if (rc != DB_OK) {
+		db_stmt_done(db, st);
 		return rc;
 	}
 	for (;;) {
@@ -265,7 +269,7 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 		v->currency[len[1] < 3 ? len[1] : 3] = '\0';
 		v->amount = amount;
 	}
-	mysql_stmt_free_result(st);
+	db_stmt_done(db, st);
 	if (rc < 0)
 		return rc;
 	if (v->nitems == 0)
@@ -288,15 +292,9 @@ store_order_by_key(struct db *db, const char *principal, const char *key,
 	int		 rc;
 
 	/* Rare path (a purged tombstone): prepared for this use only. */
-	if (db->my == NULL)
-		return db_error(db);
-	st = mysql_stmt_init(db->my);
-	if (st == NULL)
-		return db_error(db);
-	if (mysql_stmt_prepare(st, sql, sizeof(sql) - 1) != 0) {
-		rc = db_stmt_error(db, st);
-		goto out;
-	}
+	rc = db_stmt_prepare(db, sql, sizeof(sql) - 1, &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_str(&p[0], principal, strlen(principal));
 	db_bind_str(&p[1], key, strlen(key));
 	rc = db_execute(db, st, p);
@@ -304,10 +302,9 @@ store_order_by_key(struct db *db, const char *principal, const char *key,
 		goto out;
 	db_bind_i64(&r[0], &v);
 	r[0].is_unsigned = 1;
-	if (mysql_stmt_bind_result(st, r) != 0) {
-		rc = db_stmt_error(db, st);
+	rc = db_bind_result(db, st, r);
+	if (rc != DB_OK)
 		goto out;
-	}
 	rc = db_fetch(db, st);
 	if (rc == 1)
 		*id = (unsigned long long)v;

@@ -12,6 +12,9 @@
 
 struct db;
 
+/* The unique key (schema/) that says a key already made an order. */
+#define STORE_ORDER_KEY_CONSTRAINT	"orders_principal_key"
+
 struct stock_row {
 	int		 found;
 	char		 currency[4];

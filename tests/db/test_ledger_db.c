@@ -91,7 +91,7 @@ test_waiter_sees_commit(void)
 	response_init(&resp);
 	response_json(&resp, 201, "{\"orderId\":\"o-1\"}", 17);
 	response_header(&resp, "Location", "/orders/o-1");
-	CU_ASSERT_EQUAL(ledger_finish(&a, &w.scope, "SUCCEEDED", &resp, "o-1"),
+	CU_ASSERT_EQUAL(ledger_finish(&a, &w.scope, LEDGER_SUCCEEDED, &resp, "o-1"),
 	    DB_OK);
 
 	pthread_create(&t, NULL, waiter_insert, &w);
@@ -105,7 +105,7 @@ test_waiter_sees_commit(void)
 
 	ledger_record_init(&rec);
 	CU_ASSERT_EQUAL(ledger_read(&w.db, &w.scope, &rec), 1);
-	CU_ASSERT_STRING_EQUAL(rec.status, "SUCCEEDED");
+	CU_ASSERT_EQUAL(rec.state, LEDGER_SUCCEEDED);
 	CU_ASSERT_STRING_EQUAL(rec.fingerprint, FP_A);
 	CU_ASSERT_EQUAL(rec.response_status, 201);
 	CU_ASSERT_STRING_EQUAL(rec.resource_id, "o-1");
@@ -142,7 +142,7 @@ test_waiter_wins_after_rollback(void)
 	ledger_record_init(&rec);
 	CU_ASSERT_EQUAL(ledger_read(&a, &w.scope, &rec), 1);
 	CU_ASSERT_STRING_EQUAL(rec.fingerprint, FP_B);
-	CU_ASSERT_STRING_EQUAL(rec.status, "PROCESSING");
+	CU_ASSERT_EQUAL(rec.state, LEDGER_PROCESSING);
 	ledger_record_clear(&rec);
 	db_rollback(&a);
 	dbtest_exec(&a, "DELETE FROM idempotency_records WHERE idem_key = "
@@ -168,7 +168,8 @@ test_wait_is_bounded(void)
 	CU_ASSERT_FATAL(db_connect(&a) == DB_OK && db_connect(&b) == DB_OK);
 	scope_for(&s, key, sizeof(key), "bounded");
 	CU_ASSERT_EQUAL(ledger_insert(&a, &s, FP_A, 3600), DB_OK);
-	CU_ASSERT_EQUAL(db_wait_limits(&b, 1500), DB_OK);
+	db_set_deadline(&b, 1500);
+	CU_ASSERT_EQUAL(db_wait_limits(&b), DB_OK);
 	CU_ASSERT_EQUAL(b.lock_wait_s, 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = ledger_insert(&b, &s, FP_A, 3600);
@@ -269,7 +270,7 @@ test_read_missing_and_finish_guard(void)
 	CU_ASSERT_EQUAL(ledger_read(&a, &s, &rec), 0);
 	response_init(&resp);
 	response_json(&resp, 201, "{}", 2);
-	CU_ASSERT_EQUAL(ledger_finish(&a, &s, "SUCCEEDED", &resp, NULL),
+	CU_ASSERT_EQUAL(ledger_finish(&a, &s, LEDGER_SUCCEEDED, &resp, NULL),
 	    DB_ERROR);
 	db_rollback(&a);
 	response_clear(&resp);

@@ -161,7 +161,10 @@ if start_private "$IDEMORDERS_BIN" "$priv/idemorders.conf" "$priv/sock" "$PLOG";
 	# ledger insert) for longer than the deadline: the second request
 	# gives up within the deadline (409 REQUEST_IN_PROGRESS, or 503
 	# RETRY_DEADLINE_EXCEEDED when the statement timeout fires first),
-	# with Retry-After; once the owner commits the key replays its order.
+	# with Retry-After.  The owner's own deadline has passed when it
+	# wakes: it sends no further statement, rolls back and answers 503
+	# RETRY_DEADLINE_EXCEEDED; nothing of it stays, and the same key
+	# then creates exactly one order.
 	w="key held by an uncommitted owner beyond the deadline"
 	sku=$(new_sku T41-own 50)
 	key=$(unique_key t41-own)
@@ -196,12 +199,15 @@ if start_private "$IDEMORDERS_BIN" "$priv/idemorders.conf" "$priv/sock" "$PLOG";
 	wait "$owner"
 	STATUS=$(cat "$priv/owner.status" 2>/dev/null)
 	BODY=$(cat "$priv/owner.body" 2>/dev/null)
-	expect_status 201 "$w: the owner"
-	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+	expect_problem 503 RETRY_DEADLINE_EXCEEDED "$w: the owner, past its deadline"
+	expect_sql "SELECT COUNT(*) FROM idempotency_records WHERE idem_key = '$key'" 0 \
+	    "$w: no ledger row left by the owner"
+	expect_sql "SELECT available FROM stock WHERE sku = '$sku'" 50 \
+	    "$w: stock untouched by the owner"
 	pfcgi "$key" "$body"
-	expect_status 201 "$w: retry after the owner committed"
-	expect_header idempotent-replayed true "$w: retry after the owner committed"
-	expect_body_json .orderId "$oid" "$w: retry after the owner committed"
+	expect_status 201 "$w: the same key after the owner gave up"
+	expect_no_header idempotent-replayed
+	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
 	expect_one_order "$key" "$sku" 48 "$oid" "$w"
 
 	# conflict_read=null with 10 attempts allowed: the deadline ends it.
