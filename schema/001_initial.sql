@@ -2,7 +2,7 @@
 -- compare byte for byte (binary collations): "Key-1" and "key-1" are two
 -- keys.
 
-CREATE TABLE stock (
+CREATE TABLE IF NOT EXISTS stock (
 	sku		VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 	currency	CHAR(3) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 	unit_price	BIGINT NOT NULL,
@@ -15,7 +15,7 @@ CREATE TABLE stock (
 -- The public id is "o-" followed by id.  UNIQUE (principal_id,
 -- idempotency_key) means that even after the ledger row is purged an old
 -- key can never create a second order.
-CREATE TABLE orders (
+CREATE TABLE IF NOT EXISTS orders (
 	id		BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
 	principal_id	VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
 	idempotency_key	VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -29,7 +29,7 @@ CREATE TABLE orders (
 	UNIQUE KEY orders_principal_key (principal_id, idempotency_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
-CREATE TABLE order_items (
+CREATE TABLE IF NOT EXISTS order_items (
 	order_id	BIGINT UNSIGNED NOT NULL,
 	sku		VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 	qty		INT NOT NULL,
@@ -43,7 +43,7 @@ CREATE TABLE order_items (
 -- The idempotency ledger.  The unique key alone decides which request owns
 -- (principal, operation, key).  status: PROCESSING, SUCCEEDED,
 -- FAILED_FINAL, EXPIRED.  response_headers holds "Name: value\r\n" lines.
-CREATE TABLE idempotency_records (
+CREATE TABLE IF NOT EXISTS idempotency_records (
 	id			BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
 	principal_id		VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
 	operation		VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

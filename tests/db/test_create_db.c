@@ -275,6 +275,95 @@ test_processing_row(void)
 	response_clear(&r);
 }
 
+/*
+ * A statement the server refuses (here: a session's temporary table that
+ * shadows the real one, so the prepare fails as with a revoked grant) is
+ * a failure at every step: 500, no order, no ledger row, stock as it
+ * was; once the table is back, the same key creates exactly one order.
+ */
+static void
+test_refused_statement(void)
+{
+	static const char *tables[] = { "idempotency_records", "stock",
+	    "orders", "order_items" };
+	struct response	 r;
+	char		 key[64], body[256];
+	long long	 before;
+	size_t		 i;
+
+	response_init(&r);
+	body_for(body, sizeof(body), sku_a, 1, 100);
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		snprintf(key, sizeof(key), "%s-refused-%zu", dbtest_tag, i);
+		before = stock_of(sku_a);
+		db_disconnect(&work);
+		CU_ASSERT_FATAL(db_connect(&work) == DB_OK);
+		CU_ASSERT_FATAL(dbtest_exec(&work, "CREATE TEMPORARY TABLE %s "
+		    "(unrelated INT)", tables[i]) == 0);
+		create("dbtest", key, body, NULL, NULL, &r);
+		CU_ASSERT_EQUAL(r.status, 500);
+		if (r.status != 500)
+			fprintf(stderr, "refused %s: answered %d\n", tables[i],
+			    r.status);
+		CU_ASSERT_EQUAL(orders_for(key), 0);
+		CU_ASSERT_EQUAL(dbtest_scalar(&admin, "SELECT COUNT(*) FROM "
+		    "idempotency_records WHERE idem_key = '%s'", key), 0);
+		CU_ASSERT_EQUAL(stock_of(sku_a), before);
+		db_disconnect(&work);
+		CU_ASSERT_FATAL(db_connect(&work) == DB_OK);
+		create("dbtest", key, body, NULL, NULL, &r);
+		CU_ASSERT_EQUAL(r.status, 201);
+		CU_ASSERT_EQUAL(orders_for(key), 1);
+		CU_ASSERT_EQUAL(ledger_rows(key, "SUCCEEDED"), 1);
+		CU_ASSERT_EQUAL(stock_of(sku_a), before - 1);
+	}
+	response_clear(&r);
+}
+
+/* Whether a response carries Idempotent-Replayed. */
+static int
+replayed(const struct response *r)
+{
+	return r->headers.p != NULL &&
+	    strstr(r->headers.p, "Idempotent-Replayed") != NULL;
+}
+
+/*
+ * Principals and keys compare byte for byte: a trailing space, a
+ * no-break space or another case is another principal (or key), never
+ * a replay or a conflict of the first.
+ */
+static void
+test_exact_scope(void)
+{
+	static const char *principals[] = { "dbtest ", "dbtest\xc2\xa0",
+	    "DBtest" };
+	struct response	 r;
+	char		 key[64], body[256], other[256];
+	size_t		 i;
+
+	response_init(&r);
+	snprintf(key, sizeof(key), "%s-exact", dbtest_tag);
+	body_for(body, sizeof(body), sku_a, 1, 100);
+	body_for(other, sizeof(other), sku_a, 2, 200);
+	create("dbtest", key, body, NULL, NULL, &r);
+	CU_ASSERT_EQUAL(r.status, 201);
+	for (i = 0; i < sizeof(principals) / sizeof(principals[0]); i++) {
+		/* Another body: a conflict if the scopes were merged. */
+		create(principals[i], key, other, NULL, NULL, &r);
+		CU_ASSERT_EQUAL(r.status, 201);
+		CU_ASSERT(!replayed(&r));
+	}
+	CU_ASSERT_EQUAL(dbtest_scalar(&admin, "SELECT COUNT(*) FROM orders "
+	    "WHERE idempotency_key = '%s'", key), 4);
+	/* Keys too: another case, or a trailing space, is another key. */
+	snprintf(key, sizeof(key), "%s-EXACT", dbtest_tag);
+	create("dbtest", key, other, NULL, NULL, &r);
+	CU_ASSERT_EQUAL(r.status, 201);
+	CU_ASSERT(!replayed(&r));
+	response_clear(&r);
+}
+
 #ifdef ENABLE_FAULT_INJECTION
 /* A simulated deadlock before COMMIT is retried: one order in the end. */
 static void
@@ -326,7 +415,11 @@ test_create_db_register(void)
 	    test_out_of_stock_retryable) == NULL ||
 	    CU_add_test(s, "expired and purged", test_expired_and_purged) ==
 	    NULL ||
-	    CU_add_test(s, "processing row", test_processing_row) == NULL)
+	    CU_add_test(s, "processing row", test_processing_row) == NULL ||
+	    CU_add_test(s, "refused statement", test_refused_statement) ==
+	    NULL ||
+	    CU_add_test(s, "exact principals and keys", test_exact_scope) ==
+	    NULL)
 		return -1;
 #ifdef ENABLE_FAULT_INJECTION
 	if (CU_add_test(s, "deadlock retried", test_deadlock_retried) == NULL)
