@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "conf.h"
@@ -15,10 +16,21 @@
 
 #define MIGRATION_MAX	(1024 * 1024)
 
-static const char q_applied[] = "SELECT 1 FROM schema_migrations "
+#define CLAIM_WAIT_S	600	/* for another run's migration */
+
+/*
+ * Each version is claimed by a committed row ('applying'), so that two
+ * runs on two nodes of a cluster (where GET_LOCK is node-local) apply
+ * it once: the unique key decides, and the loser waits for 'applied'.
+ */
+static const char q_claim[] = "INSERT INTO schema_migrations (version, "
+    "state, applied_at) VALUES (?, 'applying', UTC_TIMESTAMP(6))";
+static const char q_state[] = "SELECT state FROM schema_migrations "
     "WHERE version = ?";
-static const char q_record[] = "INSERT INTO schema_migrations (version, "
-    "applied_at) VALUES (?, UTC_TIMESTAMP(6))";
+static const char q_done[] = "UPDATE schema_migrations SET state = "
+    "'applied', applied_at = UTC_TIMESTAMP(6) WHERE version = ?";
+static const char q_unclaim[] = "DELETE FROM schema_migrations "
+    "WHERE version = ? AND state = 'applying'";
 
 /* A migration file name: three digits, an underscore, ".sql". */
 static int
@@ -65,40 +77,91 @@ read_file(const char *path, struct buf *b)
 	return rc;
 }
 
-/* Whether version is recorded in schema_migrations: 1, 0 or -1. */
+/*
+ * Run one statement with version as its parameter and commit; for
+ * q_state, copy the state into state (empty when there is no row).
+ */
 static int
-applied(struct db *db, const char *version)
+version_stmt(struct db *db, const char *sql, const char *version,
+    char *state, size_t size)
 {
 	MYSQL_STMT	*st;
-	MYSQL_BIND	 p[1];
-	int		 rc = -1;
+	MYSQL_BIND	 p[1], r[1];
+	unsigned long	 len = 0;
+	my_bool		 nul = 0;
+	int		 rc;
 
-	st = mysql_stmt_init(db->my);
-	if (st == NULL)
-		return -1;
-	if (mysql_stmt_prepare(st, q_applied, sizeof(q_applied) - 1) != 0)
-		goto out;
+	rc = db_stmt_prepare(db, sql, strlen(sql), &st);
+	if (rc != DB_OK)
+		return rc;
 	db_bind_str(&p[0], version, strlen(version));
-	if (db_execute(db, st, p) != DB_OK)
-		goto out;
-	if (mysql_stmt_store_result(st) != 0)
-		goto out;
-	rc = mysql_stmt_num_rows(st) > 0;
-out:
-	if (rc == -1)
-		log_warnx("reading schema_migrations: %s", mysql_stmt_error(st));
+	rc = db_execute(db, st, p);
+	if (rc == DB_OK && state != NULL) {
+		state[0] = '\0';
+		db_bind_out_str(&r[0], state, size - 1, &len, &nul);
+		rc = db_bind_result(db, st, r);
+		if (rc == DB_OK)
+			rc = db_fetch(db, st);
+		if (rc == 1)
+			state[len < size ? len : size - 1] = '\0';
+		if (rc >= 0)
+			rc = DB_OK;
+		db_stmt_done(db, st);
+	}
 	mysql_stmt_close(st);
+	if (rc == DB_OK)
+		rc = db_commit(db);
+	else
+		db_rollback(db);
 	return rc;
 }
 
-/* Run every statement of a migration script, then record it. */
+/*
+ * Claim version: 1 when this run must apply it, 0 when it is applied
+ * (perhaps by another run, waited for), -1 on failure.
+ */
+static int
+claim(struct db *db, const char *version)
+{
+	char	 state[16];
+	int	 rc, waited;
+
+	for (waited = 0; waited <= CLAIM_WAIT_S; waited++) {
+		rc = version_stmt(db, q_claim, version, NULL, 0);
+		if (rc == DB_OK)
+			return 1;
+		if (rc != DB_DUPLICATE && rc != DB_TRANSIENT)
+			goto fail;
+		rc = version_stmt(db, q_state, version, state, sizeof(state));
+		if (rc != DB_OK)
+			goto fail;
+		if (strcmp(state, "applied") == 0)
+			return 0;
+		if (waited == 0)
+			log_info("migration %s is being applied by another "
+			    "run; waiting", version);
+		sleep(1);
+	}
+	log_warnx("migration %s stayed 'applying' for %d s: if no other "
+	    "migrate runs, delete its row from schema_migrations and run "
+	    "again", version, CLAIM_WAIT_S);
+	return -1;
+fail:
+	log_warnx("claiming migration %s: %s (%u)", version, db->last_error,
+	    db->last_errno);
+	return -1;
+}
+
+/*
+ * Run every statement of a migration script, then record it applied.
+ * On failure the claim is withdrawn (migrations are written to be run
+ * again after a partial failure: CREATE ... IF NOT EXISTS and the like).
+ */
 static int
 apply(struct db *db, const char *version, const struct buf *sql)
 {
-	MYSQL_STMT	*st;
 	MYSQL_RES	*res;
-	MYSQL_BIND	 p[1];
-	int		 status, rc = -1;
+	int		 status;
 
 	if (mysql_real_query(db->my, sql->p, sql->len) != 0)
 		goto fail;
@@ -110,21 +173,41 @@ apply(struct db *db, const char *version, const struct buf *sql)
 		if (status > 0)
 			goto fail;
 	} while (status == 0);
-	st = mysql_stmt_init(db->my);
-	if (st == NULL)
-		goto fail;
-	if (mysql_stmt_prepare(st, q_record, sizeof(q_record) - 1) == 0) {
-		db_bind_str(&p[0], version, strlen(version));
-		if (db_execute(db, st, p) == DB_OK && db_commit(db) == DB_OK)
-			rc = 0;
+	if (version_stmt(db, q_done, version, NULL, 0) != DB_OK) {
+		log_warnx("recording %s: %s", version, db->last_error);
+		return -1;
 	}
-	if (rc == -1)
-		log_warnx("recording %s: %s", version, mysql_stmt_error(st));
-	mysql_stmt_close(st);
-	return rc;
+	return 0;
 fail:
-	log_warnx("migration %s failed: %s", version, mysql_error(db->my));
+	log_warnx("migration %s failed: %s (%u)", version, mysql_error(db->my),
+	    mysql_errno(db->my));
+	if (db_ensure(db) != DB_OK ||
+	    version_stmt(db, q_unclaim, version, NULL, 0) != DB_OK)
+		log_warnx("withdrawing the claim of %s: %s", version,
+		    db->last_error);
 	return -1;
+}
+
+/* Take the server's migrate lock; *locked says whether it was granted. */
+static int
+lock_take(struct db *db, int *locked)
+{
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+
+	*locked = 0;
+	if (mysql_query(db->my, "SELECT GET_LOCK('idemorders.migrate', 60)")
+	    != 0)
+		return db_fail(db, DB_OK, mysql_errno(db->my),
+		    mysql_error(db->my));
+	res = mysql_store_result(db->my);
+	if (res == NULL)
+		return db_fail(db, DB_OK, mysql_errno(db->my),
+		    mysql_error(db->my));
+	row = mysql_fetch_row(res);
+	*locked = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+	mysql_free_result(res);
+	return DB_OK;
 }
 
 /*
@@ -148,13 +231,21 @@ migrate_run(const struct conf *conf)
 		goto out;
 	}
 	mysql_set_server_option(db.my, MYSQL_OPTION_MULTI_STATEMENTS_ON);
-	if (db_exec(&db, "DO GET_LOCK('idemorders.migrate', 60)") != DB_OK)
+	/* One run at a time on this server (GET_LOCK is node-local). */
+	if (lock_take(&db, &locked) != DB_OK)
 		goto dberr;
-	locked = 1;
+	if (!locked) {
+		log_warnx("migrate: another migrate run on this server held "
+		    "the lock for 60 s");
+		goto out;
+	}
 	if (db_exec(&db, "CREATE TABLE IF NOT EXISTS schema_migrations ("
 	    "version VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin "
 	    "NOT NULL PRIMARY KEY, applied_at DATETIME(6) NOT NULL) "
-	    "ENGINE=InnoDB") != DB_OK || db_commit(&db) != DB_OK)
+	    "ENGINE=InnoDB") != DB_OK || db_exec(&db, "ALTER TABLE "
+	    "schema_migrations ADD COLUMN IF NOT EXISTS state VARCHAR(16) "
+	    "CHARACTER SET ascii NOT NULL DEFAULT 'applied'") != DB_OK ||
+	    db_commit(&db) != DB_OK)
 		goto dberr;
 	n = scandir(conf->schema_dir, &names, NULL, name_cmp);
 	if (n == -1) {
@@ -166,10 +257,10 @@ migrate_run(const struct conf *conf)
 			continue;
 		snprintf(version, sizeof(version), "%.*s",
 		    (int)(strlen(names[i]->d_name) - 4), names[i]->d_name);
-		switch (applied(&db, version)) {
-		case 1:
-			continue;
+		switch (claim(&db, version)) {
 		case 0:
+			continue;
+		case 1:
 			break;
 		default:
 			goto out;
