@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -117,6 +118,8 @@ db_fail(struct db *db, int class, unsigned int code, const char *msg)
 			db->broken = 1;
 	if (class == DB_LOST || class == DB_UNKNOWN)
 		db->broken = 1;
+	if (db->broken)
+		db->move = 1;	/* the next connection tries the next node */
 	db->last_class = class;
 	db->last_errno = code;
 	snprintf(db->last_error, sizeof(db->last_error), "%s",
@@ -232,20 +235,132 @@ db_disconnect(struct db *db)
 }
 
 /*
+ * Node n of db_host's comma-separated list ("host[:port],..."), into host
+ * (size bytes) and *port; returns how many nodes the list has.
+ */
+static int
+db_node(const struct conf *c, int n, char *host, size_t size,
+    unsigned int *port)
+{
+	const char	*p = c->db_host, *end, *colon;
+	size_t		 len;
+	int		 i;
+
+	for (i = 0; p != NULL && *p != '\0'; i++) {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (i == n) {
+			colon = memchr(p, ':', len);
+			*port = c->db_port;
+			if (colon != NULL) {
+				*port = (unsigned int)strtoul(colon + 1, NULL,
+				    10);
+				len = (size_t)(colon - p);
+			}
+			snprintf(host, size, "%.*s", (int)len, p);
+		}
+		p = end != NULL ? end + 1 : NULL;
+		if (i + 1 == DB_NODES_MAX)
+			return DB_NODES_MAX;
+	}
+	return i > 0 ? i : 1;
+}
+
+/*
+ * Choose the node of the next connection: the same one, the next one
+ * after a failure that broke the connection, or the first (preferred)
+ * one again DB_FAILBACK_S after leaving it.
+ */
+static int
+db_pick_node(struct db *db)
+{
+	char		 host[256];
+	unsigned int	 port;
+	int		 n;
+
+	n = db->conf->db_socket != NULL ? 1 :
+	    db_node(db->conf, 0, host, sizeof(host), &port);
+	if (n == 1)
+		return 0;
+	if (db->move) {
+		db->node = (db->node + 1) % n;
+		if (db->node != 0 && db->moved_at == 0)
+			db->moved_at = time(NULL);
+	} else if (db->node != 0 && time(NULL) - db->moved_at >=
+	    DB_FAILBACK_S) {
+		db->node = 0;
+		db->moved_at = 0;
+	}
+	db->move = 0;
+	return n;
+}
+
+/*
+ * On a Galera node, whether it may take work: Synced, and part of the
+ * Primary component.  DB_OK, or DB_UNAVAILABLE with the reason (a node
+ * that is joining, donating or cut off from the quorum).  Any other
+ * server is always ready.
+ */
+int
+db_node_ready(struct db *db)
+{
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+	char		 why[200];
+	int		 rc;
+
+	if (!db->galera)
+		return DB_OK;
+	rc = db_arm(db);
+	if (rc != DB_OK)
+		return rc;
+	if (mysql_query(db->my, "SELECT "
+	    "MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT', "
+	    "VARIABLE_VALUE, NULL)), "
+	    "MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_STATUS', "
+	    "VARIABLE_VALUE, NULL)) FROM information_schema.GLOBAL_STATUS "
+	    "WHERE VARIABLE_NAME IN ('WSREP_LOCAL_STATE_COMMENT', "
+	    "'WSREP_CLUSTER_STATUS')") != 0)
+		return db_conn_fail(db);
+	res = mysql_store_result(db->my);
+	if (res == NULL)
+		return db_conn_fail(db);
+	row = mysql_fetch_row(res);
+	rc = DB_OK;
+	if (row == NULL || row[0] == NULL || row[1] == NULL ||
+	    strcmp(row[0], "Synced") != 0 || strcmp(row[1], "Primary") != 0) {
+		snprintf(why, sizeof(why), "cluster node is %s, %s",
+		    row != NULL && row[0] != NULL ? row[0] : "in no state",
+		    row != NULL && row[1] != NULL ? row[1] : "not Primary");
+		rc = db_fail(db, DB_UNAVAILABLE, ER_UNKNOWN_COM_ERROR, why);
+		db->broken = db->move = 1;
+	}
+	mysql_free_result(res);
+	return rc;
+}
+
+/*
  * Open the connection and set the session up: READ COMMITTED, explicit
- * transactions, UTC, strict SQL.  The connect timeout is the smaller of
- * db_connect_timeout and what is left of the deadline.
+ * transactions, UTC, strict SQL; on a Galera node, causal reads
+ * (wsrep_sync_wait = 1: every read sees every transaction committed
+ * anywhere in the cluster before it) and a node that is Synced and
+ * Primary.  The connect timeout is the smaller of db_connect_timeout and
+ * what is left of the deadline.
  */
 int
 db_connect(struct db *db)
 {
 	const struct conf	*c = db->conf;
-	unsigned int		 connect_s;
+	MYSQL_RES		*res;
+	MYSQL_ROW		 row;
+	char			 host[256];
+	unsigned int		 connect_s, port = c->db_port;
 	long			 left, ms;
 	my_bool			 off = 0;
 	int			 rc;
 
 	db_disconnect(db);
+	db_pick_node(db);
 	left = db_remaining_ms(db);
 	if (left <= 0)
 		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
@@ -268,14 +383,18 @@ db_connect(struct db *db)
 #endif
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	if (mysql_real_connect(db->my, c->db_socket ? NULL : c->db_host,
+	if (c->db_socket == NULL)
+		db_node(c, db->node, host, sizeof(host), &port);
+	if (mysql_real_connect(db->my, c->db_socket ? NULL : host,
 	    c->db_user, c->db_password, c->db_name,
-	    c->db_socket ? 0 : c->db_port, c->db_socket, 0) == NULL) {
+	    c->db_socket ? 0 : port, c->db_socket, 0) == NULL) {
 		rc = db_conn_fail(db);
 		if (rc == DB_ERROR || rc == DB_TRANSIENT)
 			rc = db_fail(db, DB_LOST, db->last_errno,
 			    db->last_error);
-		log_warnx("database connect failed: %s (%u)", db->last_error,
+		db->move = 1;
+		log_warnx("database connect to %s failed: %s (%u)",
+		    c->db_socket ? c->db_socket : host, db->last_error,
 		    db->last_errno);
 		db_disconnect(db);
 		return rc;
@@ -286,9 +405,26 @@ db_connect(struct db *db)
 		rc = db_exec(db, "SET SESSION autocommit = 0, "
 		    "time_zone = '+00:00', "
 		    "sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'");
+	/* A Galera node?  (@@wsrep_on is OFF, or unknown, elsewhere.) */
+	db->galera = 0;
+	if (rc == DB_OK && mysql_query(db->my, "SELECT @@wsrep_on") == 0) {
+		res = mysql_store_result(db->my);
+		if (res != NULL) {
+			row = mysql_fetch_row(res);
+			db->galera = row != NULL && row[0] != NULL &&
+			    strcmp(row[0], "1") == 0;
+			mysql_free_result(res);
+		}
+	}
+	if (rc == DB_OK && db->galera)
+		rc = db_exec(db, "SET SESSION wsrep_sync_wait = 1");
+	if (rc == DB_OK)
+		rc = db_node_ready(db);
 	if (rc != DB_OK) {
-		log_warnx("database session set-up failed: %s (%u)",
-		    db->last_error, db->last_errno);
+		log_warnx("database session set-up on %s failed: %s (%u)",
+		    c->db_socket ? c->db_socket : host, db->last_error,
+		    db->last_errno);
+		db->move = 1;
 		db_disconnect(db);
 		return rc;
 	}
@@ -306,7 +442,10 @@ db_ensure(struct db *db)
 	return db_connect(db);
 }
 
-/* Check that the server answers, reconnecting once if it went away. */
+/*
+ * Check that the server answers (and, on a Galera node, that it is
+ * Synced and Primary), reconnecting once if it went away.
+ */
 int
 db_ping(struct db *db)
 {
@@ -320,7 +459,7 @@ db_ping(struct db *db)
 		if (rc != DB_OK)
 			return rc;
 		if (mysql_ping(db->my) == 0)
-			return DB_OK;
+			return db_node_ready(db);
 		rc = db_conn_fail(db);
 		if (rc != DB_LOST)
 			return rc;

@@ -43,10 +43,13 @@ enum db_stmt_id {
 	DBS_ITEM_INSERT,
 	DBS_STOCK_DECREASE,
 	DBS_ORDER_GET,
+	DBS_STOCK_TOUCH,
 	DBS_STOCK_LOCK,		/* + n - 1 for n SKUs, n <= DB_STOCK_LOCK_CACHED */
 	DBS_COUNT = DBS_STOCK_LOCK + 16,
 };
 #define DB_STOCK_LOCK_CACHED	16
+#define DB_NODES_MAX		16	/* in db_host's list */
+#define DB_FAILBACK_S		30	/* then try the first node again */
 
 /*
  * A connection and what it knows.  After a failure of class DB_LOST or
@@ -66,6 +69,12 @@ struct db {
 	long			 stmt_time_ms;
 	struct timespec		 deadline;	/* CLOCK_MONOTONIC; 0: none */
 
+	/* db_host may list several nodes (a Galera cluster). */
+	int			 node;		/* index into db_host's list */
+	int			 move;		/* take the next node */
+	time_t			 moved_at;	/* left the first node then */
+	int			 galera;	/* the server is a wsrep node */
+
 	/* The last failure, recorded where it happened. */
 	int			 last_class;
 	unsigned int		 last_errno;
@@ -80,6 +89,7 @@ int	db_connect(struct db *);
 int	db_ensure(struct db *);
 void	db_disconnect(struct db *);
 int	db_ping(struct db *);
+int	db_node_ready(struct db *);
 int	db_wait_limits(struct db *);
 int	db_read_limits(struct db *);
 int	db_exec(struct db *, const char *);

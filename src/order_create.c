@@ -63,6 +63,7 @@ struct attempt_ctx {
 	/* This attempt's state. */
 	int				 claimed;	/* ledger row inserted */
 	int				 savepoint;
+	int				 locked;	/* rows[] hold the stock */
 	struct stock_row		 rows[ORDER_ITEMS_MAX];
 	unsigned long long		 id;		/* the order */
 	time_t				 created;
@@ -384,6 +385,7 @@ step_lock(struct attempt_ctx *c, struct response *resp)
 	rc = store_lock_stock(c->db, c->req->in, c->rows);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "stock lock", resp);
+	c->locked = 1;
 	return ATTEMPT_NEXT;
 }
 
@@ -564,6 +566,12 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 			return attempt_failed(c, rc, "rollback to savepoint",
 			    resp);
 	}
+	if (c->locked) {
+		/* Certified: a concurrent stock change elsewhere conflicts. */
+		rc = store_touch_stock(c->db, c->req->in, c->rows);
+		if (rc != DB_OK)
+			return attempt_failed(c, rc, "stock version", resp);
+	}
 	/*
 	 * Rare path, so a plain read is affordable: a key whose ledger row
 	 * was purged but which made an order must not record a rejection.
@@ -614,7 +622,7 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 {
 	enum attempt	 a;
 
-	c->claimed = c->savepoint = 0;
+	c->claimed = c->savepoint = c->locked = 0;
 	a = step_connect(c, resp);
 	if (a == ATTEMPT_NEXT)
 		a = fault_at(c, FP_BEFORE_LEDGER_INSERT, "before_ledger_insert",

@@ -202,6 +202,37 @@ store_decrease_stock(struct db *db, const struct order_item *it)
 }
 
 /*
+ * Bump the version of every locked stock row a rejection was judged on,
+ * so that on a multi-primary cluster the rejecting transaction conflicts
+ * with any concurrent change of those rows on another node (the loser is
+ * rolled back with 1213 and judges again).
+ */
+int
+store_touch_stock(struct db *db, const struct order_input *in,
+    const struct stock_row *rows)
+{
+	static const char sql[] = "UPDATE stock SET version = version + 1 "
+	    "WHERE sku = ?";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[1];
+	size_t		 i;
+	int		 rc;
+
+	rc = db_stmt(db, DBS_STOCK_TOUCH, sql, &st);
+	if (rc != DB_OK)
+		return rc;
+	for (i = 0; i < in->nitems; i++) {
+		if (!rows[i].found)
+			continue;
+		db_bind_str(&p[0], in->items[i].sku, strlen(in->items[i].sku));
+		rc = db_execute(db, st, p);
+		if (rc != DB_OK)
+			return rc;
+	}
+	return DB_OK;
+}
+
+/*
  * Read one order of principal into v, with its items, in one statement;
  * the note is copied into notebuf.  Returns 1, 0 when the principal has
  * no such order, or a db_err.

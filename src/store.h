@@ -29,6 +29,8 @@ int	store_insert_order(struct db *, const char *, const char *,
 int	store_insert_item(struct db *, unsigned long long,
 	    const struct order_item *, long long);
 int	store_decrease_stock(struct db *, const struct order_item *);
+int	store_touch_stock(struct db *, const struct order_input *,
+	    const struct stock_row *);
 int	store_get_order(struct db *, const char *, unsigned long long,
 	    struct order_view *, char *, size_t);
 int	store_order_by_key(struct db *, const char *, const char *,

@@ -30,7 +30,8 @@ suite_init(void)
 		return -1;
 	snprintf(sku_a, sizeof(sku_a), "%s-A", dbtest_tag);
 	snprintf(sku_b, sizeof(sku_b), "%s-B", dbtest_tag);
-	if (dbtest_exec(&admin, "INSERT INTO stock VALUES ('%s', 'KRW', 100, "
+	if (dbtest_exec(&admin, "INSERT INTO stock (sku, currency, "
+	    "unit_price, available) VALUES ('%s', 'KRW', 100, "
 	    "100), ('%s', 'KRW', 50, 0)", sku_a, sku_b) == -1)
 		return -1;
 	return db_commit(&admin) == DB_OK ? 0 : -1;

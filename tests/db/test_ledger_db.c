@@ -218,7 +218,8 @@ test_deadlock_is_transient(void)
 	    db_connect(&admin) == DB_OK);
 	snprintf(x, sizeof(x), "%s-DX", dbtest_tag);
 	snprintf(y, sizeof(y), "%s-DY", dbtest_tag);
-	dbtest_exec(&admin, "INSERT INTO stock VALUES ('%s', 'KRW', 1, 1), "
+	dbtest_exec(&admin, "INSERT INTO stock (sku, currency, unit_price, "
+	    "available) VALUES ('%s', 'KRW', 1, 1), "
 	    "('%s', 'KRW', 1, 1)", x, y);
 	db_commit(&admin);
 
