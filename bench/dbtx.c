@@ -1,17 +1,24 @@
 /*
  * dbtx: the transaction ceiling D.  N threads, each with its own
- * connection, run the exact statements of one successful create --
- * ledger insert, savepoint, stock lock, order and item insert, stock
- * update, ledger update, commit -- through the same prepared statements
- * as the service, directly against MariaDB, for a fixed time.
+ * connection, run the statements of one successful create directly
+ * against MariaDB, for a fixed time, in one of three shapes (-m):
  *
- *	dbtx -c FILE [-t THREADS] [-s SECONDS] [-k SKU] [-n COUNT]
+ *	naive	eight round trips through prepared statements: ledger
+ *		insert, savepoint, stock lock, order insert, item insert,
+ *		stock update, ledger update, commit (the reference)
+ *	batched	two round trips, as the service sends them: ledger insert +
+ *		savepoint + stock lock; then order + items + stock + ledger
+ *		update + COMMIT (hex literals, guards)
+ *	proc	one prepared CALL of a stored procedure doing all of it
+ *		(created by dbtx in the database; needs CREATE ROUTINE)
+ *
+ *	dbtx -c FILE [-m SHAPE] [-t THREADS] [-s SECONDS] [-k SKU] [-n COUNT]
  *
  * Every transaction orders one unit of SKU (default A-10): the hot-SKU
  * case.  With -n, of a SKU drawn at random from SKU-00 .. SKU-(COUNT-1)
  * instead, as the spread create benchmark does.  The SKUs need enough
  * stock.  Prints one line:
- *	dbtx threads=N seconds=S tx=T tps=X p50_ms=A p99_ms=B errors=E
+ *	dbtx shape=M threads=N seconds=S tx=T tps=X p50_ms=A p99_ms=B errors=E
  */
 #include "config.h"
 
@@ -39,6 +46,7 @@ static struct conf	 conf;
 static const char	*sku = "A-10";
 static double		 seconds = 10;
 static int		 nskus;
+static const char	*shape = "naive";
 static struct timespec	 t_start;
 
 struct worker {
@@ -48,6 +56,8 @@ struct worker {
 	long		 errors;
 	double		*lat;		/* milliseconds per transaction */
 	long		 nlat;
+	struct db_batch	 batch;
+	MYSQL_STMT	*call;		/* the proc shape's CALL */
 };
 
 static double
@@ -60,7 +70,109 @@ now_s(void)
 	    (double)(ts.tv_nsec - t_start.tv_nsec) / 1e9;
 }
 
-/* One create transaction, as order_create() issues it when it succeeds. */
+/* The stored procedure of the proc shape (one item, one unit). */
+static const char proc_sql[] =
+    "CREATE OR REPLACE PROCEDURE idemorders_dbtx_create(IN p_principal "
+    "VARBINARY(255), IN p_key VARBINARY(255), IN p_sku VARCHAR(64), "
+    "IN p_fp CHAR(64), IN p_body BLOB) MODIFIES SQL DATA "
+    "BEGIN "
+    "DECLARE v_id BIGINT UNSIGNED; DECLARE v_price BIGINT; "
+    "DECLARE v_avail INT; "
+    "INSERT INTO idempotency_records (principal_id, operation, idem_key, "
+    "request_fingerprint, status, created_at, updated_at, expires_at) "
+    "VALUES (p_principal, 'create-order', p_key, p_fp, 'PROCESSING', "
+    "UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 DAY); "
+    "SET v_id = LAST_INSERT_ID(); "
+    "SAVEPOINT order_work; "
+    "SELECT unit_price, available INTO v_price, v_avail FROM stock "
+    "WHERE sku = p_sku FOR UPDATE; "
+    "IF v_avail < 1 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
+    "'out of stock'; END IF; "
+    "INSERT INTO orders (id, principal_id, idempotency_key, currency, "
+    "amount, shipping, note, status, created_at) VALUES (v_id, "
+    "p_principal, p_key, 'KRW', 0, 'standard', '', 'CREATED', "
+    "UTC_TIMESTAMP()); "
+    "INSERT INTO order_items (order_id, sku, qty, unit_price) VALUES "
+    "(v_id, p_sku, 1, v_price); "
+    "UPDATE stock SET available = available - 1 WHERE sku = p_sku; "
+    "IF ROW_COUNT() <> 1 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
+    "'stock row did not change'; END IF; "
+    "UPDATE idempotency_records SET status = 'SUCCEEDED', "
+    "response_status = 201, response_headers = '', response_body = "
+    "p_body, resource_id = CONCAT('o-', v_id), updated_at = "
+    "UTC_TIMESTAMP(6) WHERE principal_id = p_principal AND operation = "
+    "'create-order' AND idem_key = p_key AND status = 'PROCESSING'; "
+    "IF ROW_COUNT() <> 1 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
+    "'ledger row did not change'; END IF; "
+    "COMMIT; "
+    "END";
+
+#define FP_ZERO	"0000000000000000000000000000000000000000000000000000000000000000"
+
+/* The batched shape: two round trips, as order_create() sends them. */
+static int
+batched_tx(struct db *db, const struct ledger_scope *scope,
+    struct order_input *in, struct response *resp, struct db_batch *b)
+{
+	struct stock_row	 rows[1];
+	unsigned long long	 id;
+	char			 oid[ORDER_ID_MAX];
+	int			 rc;
+
+	db_batch_reset(b);
+	if (ledger_batch_insert(b, scope, FP_ZERO, 86400) == -1 ||
+	    db_batch_add(b, 0, "SAVEPOINT order_work") == -1 ||
+	    store_batch_lock(b, in) == -1)
+		return DB_ERROR;
+	rc = db_batch_run(db, b);
+	if (rc != DB_OK)
+		return rc;
+	id = b->insert_id[0];
+	store_read_locked(b->res[2], in, rows);
+	if (!rows[0].found || rows[0].available < 1)
+		return DB_ERROR;
+	order_id_format(oid, sizeof(oid), id);
+	response_reset(resp);
+	response_json(resp, 201, "{\"orderId\":\"x\"}", 15);
+	db_batch_reset(b);
+	if (store_batch_order(b, id, scope->principal, scope->key, in,
+	    time(NULL)) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
+	    ledger_batch_finish(b, scope, LEDGER_SUCCEEDED, resp, oid) == -1 ||
+	    db_batch_commit(b) == -1)
+		return DB_ERROR;
+	return db_batch_run(db, b);
+}
+
+/* The proc shape: one prepared CALL (*call prepared on first use). */
+static int
+proc_tx(struct db *db, const struct ledger_scope *scope,
+    struct order_input *in, MYSQL_STMT **call)
+{
+	static const char body[] = "{\"orderId\":\"x\"}";
+	static const char sql[] = "CALL idemorders_dbtx_create(?, ?, ?, ?, ?)";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[5];
+	int		 rc;
+
+	if (*call == NULL) {
+		rc = db_stmt_prepare(db, sql, sizeof(sql) - 1, call);
+		if (rc != DB_OK)
+			return rc;
+	}
+	st = *call;
+	db_bind_str(&p[0], scope->principal, strlen(scope->principal));
+	db_bind_str(&p[1], scope->key, strlen(scope->key));
+	db_bind_str(&p[2], in->items[0].sku, strlen(in->items[0].sku));
+	db_bind_str(&p[3], FP_ZERO, 64);
+	db_bind_str(&p[4], body, sizeof(body) - 1);
+	rc = db_execute(db, st, p);
+	/* A CALL answers with a status result: read it to the end. */
+	while (rc == DB_OK && mysql_stmt_next_result(st) == 0)
+		;
+	return rc;
+}
+
+/* One create transaction, as order_create() issued it before batching. */
 static int
 one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
     long long price, struct response *resp)
@@ -76,8 +188,15 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 	scope.principal = "dbtx";
 	scope.operation = LEDGER_OPERATION_CREATE_ORDER;
 	scope.key = key;
-	rc = ledger_insert(db, &scope, "0000000000000000000000000000000"
-	    "000000000000000000000000000000000", 86400);
+	if (strcmp(shape, "batched") == 0) {
+		rc = batched_tx(db, &scope, in, resp, &w->batch);
+		goto done;
+	}
+	if (strcmp(shape, "proc") == 0) {
+		rc = proc_tx(db, &scope, in, &w->call);
+		goto done;
+	}
+	rc = ledger_insert(db, &scope, FP_ZERO, 86400);
 	if (rc != DB_OK)
 		goto fail;
 	rc = db_exec(db, "SAVEPOINT order_work");
@@ -102,6 +221,7 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 	if (rc != DB_OK)
 		goto fail;
 	rc = db_commit(db);
+done:
 	if (rc != DB_OK)
 		goto fail;
 	return 0;
@@ -127,6 +247,7 @@ run(void *arg)
 	in.items[0].qty = 1;
 	in.amount = 0;
 	response_init(&resp);
+	db_batch_init(&w->batch);
 	db_init(&db, &conf);
 	if (db_connect(&db) != DB_OK) {
 		w->errors++;
@@ -141,6 +262,10 @@ run(void *arg)
 			    "%s-%02d", sku, (int)(random() % nskus));
 		if (one_tx(&db, w, n++, &in, 0, &resp) != 0) {
 			w->errors++;
+			if (db.broken && w->call != NULL) {
+				mysql_stmt_close(w->call);
+				w->call = NULL;
+			}
 			db_ensure(&db);
 			continue;
 		}
@@ -150,8 +275,23 @@ run(void *arg)
 			w->lat[w->nlat++] = (t1 - t0) * 1e3;
 	}
 	response_clear(&resp);
+	db_batch_clear(&w->batch);
+	if (w->call != NULL)
+		mysql_stmt_close(w->call);
 	db_disconnect(&db);
 	return NULL;
+}
+
+/* Create the stored procedure of the proc shape. */
+static void
+create_proc(void)
+{
+	struct db	 db;
+
+	db_init(&db, &conf);
+	if (db_connect(&db) != DB_OK || db_exec(&db, proc_sql) != DB_OK)
+		fatalx("creating the stored procedure: %s", db.last_error);
+	db_disconnect(&db);
 }
 
 static int
@@ -173,12 +313,15 @@ main(int argc, char *argv[])
 	int			 ch, threads = 4;
 
 	for (;;) {
-		ch = getopt(argc, argv, "c:t:s:k:n:");
+		ch = getopt(argc, argv, "c:m:t:s:k:n:");
 		if (ch == -1)
 			break;
 		switch (ch) {
 		case 'c':
 			path = optarg;
+			break;
+		case 'm':
+			shape = optarg;
 			break;
 		case 't':
 			threads = atoi(optarg);
@@ -197,12 +340,16 @@ main(int argc, char *argv[])
 		}
 	}
 	if (path == NULL || threads < 1 || threads > MAX_THREADS ||
-	    seconds <= 0 || nskus < 0 || nskus > 100)
+	    seconds <= 0 || nskus < 0 || nskus > 100 ||
+	    (strcmp(shape, "naive") != 0 && strcmp(shape, "batched") != 0 &&
+	    strcmp(shape, "proc") != 0))
 		goto usage;
 	log_init("dbtx", 0, LOG_WARNING);
 	if (conf_load(&conf, path, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	mysql_library_init(0, NULL, NULL);
+	if (strcmp(shape, "proc") == 0)
+		create_proc();
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	for (i = 0; i < threads; i++) {
 		w[i].id = (int)i;
@@ -225,8 +372,8 @@ main(int argc, char *argv[])
 		free(w[i].lat);
 	}
 	qsort(all, (size_t)nall, sizeof(double), cmp_double);
-	printf("dbtx threads=%d seconds=%.1f tx=%ld tps=%.0f p50_ms=%.2f "
-	    "p99_ms=%.2f errors=%ld\n", threads, elapsed, tx,
+	printf("dbtx shape=%s threads=%d seconds=%.1f tx=%ld tps=%.0f "
+	    "p50_ms=%.2f p99_ms=%.2f errors=%ld\n", shape, threads, elapsed, tx,
 	    (double)tx / elapsed, nall ? all[nall / 2] : 0.0,
 	    nall ? all[(long)(nall * 0.99)] : 0.0, errors);
 	free(all);
@@ -234,7 +381,7 @@ main(int argc, char *argv[])
 	mysql_library_end();
 	return errors > 0 && tx == 0;
 usage:
-	fprintf(stderr, "usage: dbtx -c FILE [-t THREADS] [-s SECONDS] "
-	    "[-k SKU] [-n COUNT]\n");
+	fprintf(stderr, "usage: dbtx -c FILE [-m naive|batched|proc] "
+	    "[-t THREADS] [-s SECONDS] [-k SKU] [-n COUNT]\n");
 	return 2;
 }

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <mysql.h>
 
+#include "buf.h"
+
 struct conf;
 
 /*
@@ -108,6 +110,40 @@ void	db_stmt_done(struct db *, MYSQL_STMT *);
 int	db_fail(struct db *, int, unsigned int, const char *);
 int	db_class_of(unsigned int);
 const char *db_class_name(int);
+
+/*
+ * Statements sent together in one round trip (contract section 4): the
+ * SQL is written by this program, every value in it a number formatted
+ * here or a string written as a hex literal (db_batch_hex), so that no
+ * request byte can change it.  The server runs the statements in order
+ * and stops at the first that fails; db_batch_run() reads and checks
+ * every result.  A statement that must change an exact number of rows
+ * before a COMMIT in the same batch is followed by db_batch_guard(),
+ * which fails on the server otherwise, so the COMMIT never runs.
+ */
+#define DB_BATCH_MAX		16
+#define DB_ROWS_ANY		(-1)	/* any number of rows changed */
+#define DB_ROWS_RESULT		(-2)	/* a result set (kept for the caller) */
+
+struct db_batch {
+	struct buf		 sql;
+	int			 n;		/* statements */
+	long long		 expect[DB_BATCH_MAX];
+	int			 commit;	/* index of COMMIT, or -1 */
+	int			 done;		/* statements that succeeded */
+	MYSQL_RES		*res[DB_BATCH_MAX];
+	unsigned long long	 insert_id[DB_BATCH_MAX];
+};
+
+void	db_batch_init(struct db_batch *);
+void	db_batch_reset(struct db_batch *);
+void	db_batch_clear(struct db_batch *);
+int	db_batch_add(struct db_batch *, long long, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	db_batch_guard(struct db_batch *, long long);
+int	db_batch_commit(struct db_batch *);
+int	db_batch_hex(struct db_batch *, const char *, size_t);
+int	db_batch_run(struct db *, struct db_batch *);
 
 void	db_bind_str(MYSQL_BIND *, const char *, size_t);
 void	db_bind_i64(MYSQL_BIND *, long long *);

@@ -39,8 +39,12 @@ struct fault_plan {
 int		 fault_parse(struct fault_plan *, const char *, char *, size_t);
 enum fault_action fault_hit(const struct fault_plan *, enum fault_point, int);
 #define FAULT(plan, point, attempt)	fault_hit((plan), (point), (attempt))
+/* Whether an action is planned at point: batches are split there. */
+#define FAULT_PLANNED(plan, point)	\
+	((plan) != NULL && (plan)->action[(point)] != FAULT_NONE)
 #else
 #define FAULT(plan, point, attempt)	((void)(plan), FAULT_NONE)
+#define FAULT_PLANNED(plan, point)	((void)(plan), 0)
 #endif
 
 #endif

@@ -242,3 +242,67 @@ ledger_finish(struct db *db, const struct ledger_scope *s,
 		    "not PROCESSING");
 	return DB_OK;
 }
+
+/*
+ * Batched forms (contract section 4): the same statements as above,
+ * written for db_batch_run() with every string as a hex literal.
+ */
+
+/* Add the claim of the scope: one PROCESSING row (its id names the order). */
+int
+ledger_batch_insert(struct db_batch *b, const struct ledger_scope *s,
+    const char *fp, long retention_s)
+{
+	if (db_batch_add(b, 1, "INSERT INTO idempotency_records "
+	    "(principal_id, operation, idem_key, request_fingerprint, status, "
+	    "created_at, updated_at, expires_at) VALUES (") == -1 ||
+	    db_batch_hex(b, s->principal, strlen(s->principal)) == -1 ||
+	    buf_adds(&b->sql, ", ") != BUF_OK ||
+	    db_batch_hex(b, s->operation, strlen(s->operation)) == -1 ||
+	    buf_adds(&b->sql, ", ") != BUF_OK ||
+	    db_batch_hex(b, s->key, strlen(s->key)) == -1 ||
+	    buf_adds(&b->sql, ", ") != BUF_OK ||
+	    db_batch_hex(b, fp, strlen(fp)) == -1 ||
+	    buf_printf(&b->sql, ", 'PROCESSING', UTC_TIMESTAMP(6), "
+	    "UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL %ld SECOND)",
+	    retention_s) != BUF_OK)
+		return -1;
+	return 0;
+}
+
+/*
+ * Add the update of the caller's PROCESSING row to its final state with
+ * the exact response, and a guard: exactly one row changes, or the batch
+ * stops there.
+ */
+int
+ledger_batch_finish(struct db_batch *b, const struct ledger_scope *s,
+    enum ledger_status state, const struct response *resp,
+    const char *resource_id)
+{
+	if (db_batch_add(b, 1, "UPDATE idempotency_records SET status = '%s', "
+	    "response_status = %d, response_headers = ",
+	    ledger_status_name(state), resp->status) == -1 ||
+	    db_batch_hex(b, resp->headers.p ? resp->headers.p : "",
+	    resp->headers.len) == -1 ||
+	    buf_adds(&b->sql, ", response_body = ") != BUF_OK ||
+	    db_batch_hex(b, resp->body.p ? resp->body.p : "",
+	    resp->body.len) == -1 ||
+	    buf_adds(&b->sql, ", resource_id = ") != BUF_OK)
+		return -1;
+	if (resource_id != NULL) {
+		if (db_batch_hex(b, resource_id, strlen(resource_id)) == -1)
+			return -1;
+	} else if (buf_adds(&b->sql, "NULL") != BUF_OK)
+		return -1;
+	if (buf_adds(&b->sql, ", updated_at = UTC_TIMESTAMP(6) WHERE "
+	    "principal_id = ") != BUF_OK ||
+	    db_batch_hex(b, s->principal, strlen(s->principal)) == -1 ||
+	    buf_adds(&b->sql, " AND operation = ") != BUF_OK ||
+	    db_batch_hex(b, s->operation, strlen(s->operation)) == -1 ||
+	    buf_adds(&b->sql, " AND idem_key = ") != BUF_OK ||
+	    db_batch_hex(b, s->key, strlen(s->key)) == -1 ||
+	    buf_adds(&b->sql, " AND status = 'PROCESSING'") != BUF_OK)
+		return -1;
+	return db_batch_guard(b, 1);
+}

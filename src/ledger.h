@@ -10,6 +10,7 @@
 #include "fingerprint.h"
 
 struct db;
+struct db_batch;
 struct response;
 
 #define LEDGER_OPERATION_CREATE_ORDER	"create-order"
@@ -48,6 +49,10 @@ int	ledger_read(struct db *, const struct ledger_scope *,
 int	ledger_finish(struct db *, const struct ledger_scope *,
 	    enum ledger_status, const struct response *, const char *);
 const char *ledger_status_name(enum ledger_status);
+int	ledger_batch_insert(struct db_batch *, const struct ledger_scope *,
+	    const char *, long);
+int	ledger_batch_finish(struct db_batch *, const struct ledger_scope *,
+	    enum ledger_status, const struct response *, const char *);
 int	ledger_terminal(enum ledger_status);
 void	ledger_record_init(struct ledger_record *);
 void	ledger_record_clear(struct ledger_record *);

@@ -64,10 +64,12 @@ struct attempt_ctx {
 	int				 claimed;	/* ledger row inserted */
 	int				 savepoint;
 	int				 locked;	/* rows[] hold the stock */
+	int				 commit_fault;	/* before_commit acted */
 	struct stock_row		 rows[ORDER_ITEMS_MAX];
 	unsigned long long		 id;		/* the order */
 	time_t				 created;
 	struct problem			 reject;
+	struct db_batch			 batch;		/* statements to send */
 };
 
 /* Sleep ms milliseconds, resuming after signals. */
@@ -171,12 +173,25 @@ answer_stored(const struct ledger_record *rec, int replayed,
 	resp->outcome = replayed ? "replayed" : "recovered";
 }
 
-/* A statement failed inside the transaction: roll back, then answer. */
+/*
+ * A statement failed inside the transaction: roll back, then answer.  On
+ * a Galera node a transaction aborted by a conflicting writeset from
+ * another node reports what its next statement met (1213, but also a
+ * foreign key or a duplicate key of the half-gone rows): any failure
+ * there is taken as "rolled back" and retried; a failure that is real
+ * stays, and its retries end in 503.
+ */
 static enum attempt
 attempt_failed(struct attempt_ctx *c, int rc, const char *what,
     struct response *resp)
 {
 	db_rollback(c->db);
+	if (c->db->galera && (rc == DB_ERROR || rc == DB_DUPLICATE)) {
+		log_info("key %s attempt %d: %s: %s (%u) on a cluster node: "
+		    "taken as rolled back, retrying", c->scope.key, c->attempt,
+		    what, c->db->last_error, c->db->last_errno);
+		return retry_transient(c, resp);
+	}
 	switch (rc) {
 	case DB_TRANSIENT:
 	case DB_LOST:
@@ -202,6 +217,63 @@ attempt_failed(struct attempt_ctx *c, int rc, const char *what,
 }
 
 /*
+ * Read the committed ledger row of the scope afresh (READ COMMITTED, a
+ * causal read on a cluster) into rec: 1, 0 for no row, or a db_err.  The
+ * fault point conflict_read can make it see no row.
+ */
+static int
+read_record(struct attempt_ctx *c, struct ledger_record *rec)
+{
+	int	 rc;
+
+	if (FAULT(c->req->fault, FP_CONFLICT_READ, c->attempt) == FAULT_NULL)
+		return 0;
+	rc = db_ensure(c->db);
+	if (rc == DB_OK)
+		rc = db_read_limits(c->db);
+	if (rc == DB_OK)
+		rc = ledger_read(c->db, &c->scope, rec);
+	return rc;
+}
+
+/*
+ * Answer from a committed row: 410 once expired (whatever the body),
+ * 409 for another body, the stored response for a final state, retry
+ * while it is PROCESSING.
+ */
+static enum attempt
+answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
+    int replayed, struct response *resp)
+{
+	int	 terminal = ledger_terminal(rec->state);
+
+	if (rec->state == LEDGER_EXPIRED || (terminal && rec->expired)) {
+		/* Expired is final whatever the body: never a new order. */
+		answer_expired(c, rec->resource_id, resp);
+		return ATTEMPT_DONE;
+	}
+	if (strcmp(rec->fingerprint, c->req->fingerprint) != 0) {
+		response_error(resp, c->conf->key_reused_status,
+		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
+		    "already used with a different request body");
+		resp->outcome = "conflict";
+		return ATTEMPT_DONE;
+	}
+	if (terminal) {
+		answer_stored(rec, replayed, resp);
+		return ATTEMPT_DONE;
+	}
+	if (rec->state == LEDGER_PROCESSING)
+		return retry_in_progress(c, resp);
+	response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
+	    "the idempotency record is in an unknown state");
+	resp->outcome = "internal_error";
+	log_warnx("ledger row for key %s has unknown status \"%s\"",
+	    c->scope.key, rec->status);
+	return ATTEMPT_DONE;
+}
+
+/*
  * Answer from the committed ledger row of the scope, read afresh after
  * a duplicate key (or after a COMMIT whose outcome is unknown, with
  * replayed = 0).
@@ -211,18 +283,10 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 {
 	struct ledger_record	 rec;
 	enum attempt		 a;
-	int			 rc, terminal;
+	int			 rc;
 
 	ledger_record_init(&rec);
-	if (FAULT(c->req->fault, FP_CONFLICT_READ, c->attempt) == FAULT_NULL)
-		rc = 0;
-	else {
-		rc = db_ensure(c->db);
-		if (rc == DB_OK)
-			rc = db_read_limits(c->db);
-		if (rc == DB_OK)
-			rc = ledger_read(c->db, &c->scope, &rec);
-	}
+	rc = read_record(c, &rec);
 	if (rc < 0) {
 		log_info("key %s attempt %d: ledger read: %s (%u)",
 		    c->scope.key, c->attempt, c->db->last_error,
@@ -237,9 +301,7 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 			response_header(resp, "Retry-After", "1");
 			resp->outcome = "unconfirmed";
 		}
-		goto out;
-	}
-	if (rc == 0) {
+	} else if (rc == 0) {
 		/* The owner rolled back meanwhile, or its commit is unseen. */
 		response_error(resp, 409, "REQUEST_STATUS_UNCONFIRMED",
 		    "the outcome of an earlier request with this "
@@ -248,47 +310,65 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		response_header(resp, "Retry-After", "1");
 		resp->outcome = "unconfirmed";
 		a = ATTEMPT_RETRY;
-		goto out;
-	}
-	a = ATTEMPT_DONE;
-	terminal = ledger_terminal(rec.state);
-	if (rec.state == LEDGER_EXPIRED || (terminal && rec.expired))
-		/* Expired is final whatever the body: never a new order. */
-		answer_expired(c, rec.resource_id, resp);
-	else if (strcmp(rec.fingerprint, c->req->fingerprint) != 0) {
-		response_error(resp, c->conf->key_reused_status,
-		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
-		    "already used with a different request body");
-		resp->outcome = "conflict";
-	} else if (terminal)
-		answer_stored(&rec, replayed, resp);
-	else if (rec.state == LEDGER_PROCESSING)
-		a = retry_in_progress(c, resp);
-	else {
-		response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
-		    "the idempotency record is in an unknown state");
-		resp->outcome = "internal_error";
-		log_warnx("ledger row for key %s has unknown status \"%s\"",
-		    c->scope.key, rec.status);
-	}
-out:
+	} else
+		a = answer_record(c, &rec, replayed, resp);
 	db_end_read(c->db);
 	ledger_record_clear(&rec);
 	return a;
 }
 
 /*
- * The key already made an order but its ledger row is gone (purged after
- * expiry): roll everything back and answer 410, leaving no ledger row.
+ * The fast path (contract section 4), on the first attempt: one fresh
+ * read of the committed row by its unique key answers a replay, a
+ * conflict or an expired key at once.  No row, a PROCESSING row or a
+ * failed read go on to the INSERT: only the unique key decides.
+ */
+static enum attempt
+fast_path(struct attempt_ctx *c, struct response *resp)
+{
+	struct ledger_record	 rec;
+	enum attempt		 a = ATTEMPT_NEXT;
+	int			 rc;
+
+	ledger_record_init(&rec);
+	rc = read_record(c, &rec);
+	if (rc == 1 && (ledger_terminal(rec.state) ||
+	    rec.state == LEDGER_EXPIRED)) {
+		a = answer_record(c, &rec, 1, resp);
+		db_end_read(c->db);
+	}
+	ledger_record_clear(&rec);
+	return a;
+}
+
+/*
+ * The key already made an order (a duplicate on orders_principal_key):
+ * roll everything back.  If the key has a committed ledger row (on a
+ * cluster: the winner of a race, applied from another node), answer from
+ * it.  Only when it has none was the row purged after expiry: 410,
+ * leaving no ledger row.
  */
 static enum attempt
 answer_purged(struct attempt_ctx *c, struct response *resp)
 {
+	struct ledger_record	 rec;
 	unsigned long long	 id;
 	char			 order_id[ORDER_ID_MAX];
 	int			 rc;
 
 	db_rollback(c->db);
+	ledger_record_init(&rec);
+	rc = read_record(c, &rec);
+	if (rc == 1) {
+		enum attempt a = answer_record(c, &rec, 1, resp);
+
+		ledger_record_clear(&rec);
+		db_end_read(c->db);
+		return a;
+	}
+	ledger_record_clear(&rec);
+	if (rc < 0)
+		return attempt_failed(c, rc, "ledger read", resp);
 	rc = db_ensure(c->db);
 	if (rc == DB_OK)
 		rc = store_order_by_key(c->db, c->req->principal, c->req->key,
@@ -301,6 +381,21 @@ answer_purged(struct attempt_ctx *c, struct response *resp)
 		order_id_format(order_id, sizeof(order_id), id);
 	answer_expired(c, order_id, resp);
 	return ATTEMPT_DONE;
+}
+
+/*
+ * The outcome of COMMIT is unknown (its answer lost, or a cluster node
+ * failed during it): never taken as failure; the ledger is read again,
+ * on a fresh connection, and answers.
+ */
+static enum attempt
+commit_unknown(struct attempt_ctx *c, struct response *resp)
+{
+	log_warnx("key %s: outcome of COMMIT unknown (%s, %u); reading the "
+	    "ledger", c->scope.key, c->db->last_error, c->db->last_errno);
+	if (db_remaining_ms(c->db) < RECOVERY_GRACE_MS)
+		db_set_deadline(c->db, RECOVERY_GRACE_MS);
+	return answer_from_record(c, 0, resp);
 }
 
 /*
@@ -348,14 +443,10 @@ step_connect(struct attempt_ctx *c, struct response *resp)
 	return retry_unavailable(c, resp);
 }
 
-/* 1. Claim the scope; the unique key alone decides. */
+/* The claim of the scope failed with rc: the unique key decides. */
 static enum attempt
-step_claim(struct attempt_ctx *c, struct response *resp)
+claim_failed(struct attempt_ctx *c, int rc, struct response *resp)
 {
-	int	 rc;
-
-	rc = ledger_insert(c->db, &c->scope, c->req->fingerprint,
-	    c->conf->key_retention_ms / 1000);
 	if (rc == DB_DUPLICATE) {
 		db_rollback(c->db);
 		return answer_from_record(c, 1, resp);
@@ -366,25 +457,75 @@ step_claim(struct attempt_ctx *c, struct response *resp)
 		db_rollback(c->db);
 		return retry_in_progress(c, resp);
 	}
+	return attempt_failed(c, rc, "ledger insert", resp);
+}
+
+/* Claim the scope on its own (a rejection raised before the claim). */
+static enum attempt
+step_claim(struct attempt_ctx *c, struct response *resp)
+{
+	int	 rc;
+
+	rc = ledger_insert(c->db, &c->scope, c->req->fingerprint,
+	    c->conf->key_retention_ms / 1000);
 	if (rc != DB_OK)
-		return attempt_failed(c, rc, "ledger insert", resp);
+		return claim_failed(c, rc, resp);
 	c->claimed = 1;
 	return ATTEMPT_NEXT;
 }
 
-/* 2. Savepoint; lock the stock rows in SKU order. */
+/* The batch could not be written (it cannot grow past its cap). */
 static enum attempt
-step_lock(struct attempt_ctx *c, struct response *resp)
+batch_too_big(struct attempt_ctx *c, struct response *resp)
 {
-	int	 rc;
+	db_fail(c->db, DB_ERROR, 0, "the batch does not fit");
+	return attempt_failed(c, DB_ERROR, "batch", resp);
+}
 
-	rc = db_exec(c->db, "SAVEPOINT order_work");
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "savepoint", resp);
-	c->savepoint = 1;
-	rc = store_lock_stock(c->db, c->req->in, c->rows);
+/*
+ * 1. and 2. in one round trip: claim the scope (INSERT the PROCESSING
+ * row; the unique key alone decides, and its id names the order), set
+ * the savepoint and lock the stock rows in SKU order.  A fault planned
+ * after the ledger insert splits the batch there.
+ */
+static enum attempt
+step_claim_lock(struct attempt_ctx *c, struct response *resp)
+{
+	struct db_batch	*b = &c->batch;
+	enum attempt	 a;
+	int		 rc, lock;
+
+	db_batch_reset(b);
+	if (ledger_batch_insert(b, &c->scope, c->req->fingerprint,
+	    c->conf->key_retention_ms / 1000) == -1)
+		return batch_too_big(c, resp);
+	if (FAULT_PLANNED(c->req->fault, FP_AFTER_LEDGER_INSERT)) {
+		rc = db_batch_run(c->db, b);
+		if (rc != DB_OK)
+			return claim_failed(c, rc, resp);
+		c->claimed = 1;
+		c->id = b->insert_id[0];
+		a = fault_at(c, FP_AFTER_LEDGER_INSERT, "after_ledger_insert",
+		    resp);
+		if (a != ATTEMPT_NEXT)
+			return a;
+		db_batch_reset(b);
+	}
+	if (db_batch_add(b, 0, "SAVEPOINT order_work") == -1 ||
+	    store_batch_lock(b, c->req->in) == -1)
+		return batch_too_big(c, resp);
+	lock = b->n - 1;
+	rc = db_batch_run(c->db, b);
+	if (rc != DB_OK && !c->claimed && b->done == 0)
+		return claim_failed(c, rc, resp);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "stock lock", resp);
+	if (!c->claimed) {
+		c->claimed = 1;
+		c->id = b->insert_id[0];
+	}
+	c->savepoint = 1;
+	store_read_locked(b->res[lock], c->req->in, c->rows);
 	c->locked = 1;
 	return ATTEMPT_NEXT;
 }
@@ -437,40 +578,6 @@ judge(const struct order_input *in, const struct stock_row *rows,
 	return 0;
 }
 
-/* 4. The order, its items, the stock. */
-static enum attempt
-step_write(struct attempt_ctx *c, struct response *resp)
-{
-	const struct order_input *in = c->req->in;
-	enum attempt		 a;
-	size_t			 i;
-	int			 rc;
-
-	c->created = time(NULL);
-	rc = store_insert_order(c->db, c->req->principal, c->req->key, in,
-	    c->created, &c->id);
-	if (rc == DB_DUPLICATE)
-		return answer_purged(c, resp);
-	if (rc != DB_OK)
-		return attempt_failed(c, rc, "order insert", resp);
-	a = fault_at(c, FP_AFTER_ORDER_INSERT, "after_order_insert", resp);
-	if (a != ATTEMPT_NEXT)
-		return a;
-	for (i = 0; i < in->nitems; i++) {
-		rc = store_insert_item(c->db, c->id, &in->items[i],
-		    c->rows[i].unit_price);
-		if (rc != DB_OK)
-			return attempt_failed(c, rc, "item insert", resp);
-	}
-	for (i = 0; i < in->nitems; i++) {
-		rc = store_decrease_stock(c->db, &in->items[i]);
-		if (rc != DB_OK)
-			return attempt_failed(c, rc, "stock update", resp);
-	}
-	return fault_at(c, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
-	    resp);
-}
-
 /* Build the 201 answer that will also be stored and replayed. */
 static int
 answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
@@ -516,23 +623,96 @@ out:
 	return rc;
 }
 
-/* 5. The ledger row: SUCCEEDED with the exact response. */
+/*
+ * Run the batch written so far (a fault point planned after it splits
+ * the round trip there), then act on that fault.  order_stmt is the
+ * index of the order insert in the batch, or -1.
+ */
 static enum attempt
-step_record(struct attempt_ctx *c, struct response *resp)
+run_part(struct attempt_ctx *c, int order_stmt, enum fault_point pt,
+    const char *name, struct response *resp)
 {
-	char	 order_id[ORDER_ID_MAX];
-	int	 rc;
+	struct db_batch	*b = &c->batch;
+	int		 rc, failed;
 
-	if (answer_created(c, c->id, c->created, c->rows, resp) == -1) {
-		db_fail(c->db, DB_ERROR, 0, "the response does not fit");
-		return attempt_failed(c, DB_ERROR, "response", resp);
-	}
-	order_id_format(order_id, sizeof(order_id), c->id);
-	rc = ledger_finish(c->db, &c->scope, LEDGER_SUCCEEDED, resp,
-	    order_id);
+	rc = db_batch_run(c->db, b);
+	failed = b->done;	/* the statement that failed, if one did */
+	db_batch_reset(b);
+	if (rc == DB_UNKNOWN)
+		return commit_unknown(c, resp);
+	if (rc == DB_DUPLICATE && failed == order_stmt && strstr(
+	    c->db->last_error, "'" STORE_ORDER_KEY_CONSTRAINT "'") != NULL)
+		return answer_purged(c, resp);
+	if (rc == DB_DUPLICATE)		/* another key: a fresh id will do */
+		rc = db_fail(c->db, DB_TRANSIENT, c->db->last_errno,
+		    c->db->last_error);
 	if (rc != DB_OK)
-		return attempt_failed(c, rc, "ledger update", resp);
-	return ATTEMPT_NEXT;
+		return attempt_failed(c, rc, name != NULL ? name : "order batch",
+		    resp);
+	return name != NULL ? fault_at(c, pt, name, resp) : ATTEMPT_NEXT;
+}
+
+/*
+ * 4., 5. and 6. in one round trip once every rule passed: the order (its
+ * id allocated with the claim), its items, the stock decrease, the
+ * ledger row SUCCEEDED with the exact response that will be replayed,
+ * and COMMIT.  The server stops the batch at the first failure, so the
+ * COMMIT runs only after every statement did what it must.  A fault
+ * planned at a point inside it splits the batch there.
+ */
+static enum attempt
+step_finish(struct attempt_ctx *c, struct response *resp)
+{
+	const struct create_request *req = c->req;
+	struct db_batch		*b = &c->batch;
+	enum attempt		 a;
+	char			 order_id[ORDER_ID_MAX];
+	int			 order_stmt;
+
+	c->created = time(NULL);
+	if (answer_created(c, c->id, c->created, c->rows, resp) == -1)
+		return batch_too_big(c, resp);
+	order_id_format(order_id, sizeof(order_id), c->id);
+	db_batch_reset(b);
+	if (store_batch_order(b, c->id, req->principal, req->key, req->in,
+	    c->created) == -1)
+		return batch_too_big(c, resp);
+	order_stmt = 0;
+	if (FAULT_PLANNED(req->fault, FP_AFTER_ORDER_INSERT)) {
+		a = run_part(c, order_stmt, FP_AFTER_ORDER_INSERT,
+		    "after_order_insert", resp);
+		if (a != ATTEMPT_NEXT)
+			return a;
+		order_stmt = -1;
+	}
+	if (store_batch_lines(b, c->id, req->in, c->rows) == -1)
+		return batch_too_big(c, resp);
+	if (FAULT_PLANNED(req->fault, FP_AFTER_STOCK_DECREASE)) {
+		a = run_part(c, order_stmt, FP_AFTER_STOCK_DECREASE,
+		    "after_stock_decrease", resp);
+		if (a != ATTEMPT_NEXT)
+			return a;
+		order_stmt = -1;
+	}
+	if (ledger_batch_finish(b, &c->scope, LEDGER_SUCCEEDED, resp,
+	    order_id) == -1)
+		return batch_too_big(c, resp);
+	if (FAULT_PLANNED(req->fault, FP_BEFORE_COMMIT)) {
+		c->commit_fault = 1;
+		a = run_part(c, order_stmt, FP_BEFORE_COMMIT, "before_commit",
+		    resp);
+		if (a != ATTEMPT_NEXT)
+			return a;
+		order_stmt = -1;
+	}
+	if (db_batch_commit(b) == -1)
+		return batch_too_big(c, resp);
+	a = run_part(c, order_stmt, FP_COUNT, NULL, resp);
+	if (a != ATTEMPT_NEXT)
+		return a;
+	if (FAULT(req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
+		return ATTEMPT_DROP;
+	return ATTEMPT_DONE;
 }
 
 /*
@@ -590,25 +770,23 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 	return ATTEMPT_NEXT;
 }
 
-/*
- * 6. Commit; only then answer.  An unknown outcome (the answer lost, or
- * a cluster node that failed during COMMIT) is never taken as failure:
- * the ledger is read again, on a fresh connection, and answers.
- */
+/* 6'. Commit the recorded rejection; only then answer. */
 static enum attempt
 step_commit(struct attempt_ctx *c, struct response *resp)
 {
-	int	 rc;
+	enum attempt	 a;
+	int		 rc;
 
-	rc = db_commit(c->db);
-	if (rc == DB_UNKNOWN) {
-		log_warnx("key %s: outcome of COMMIT unknown (%s, %u); "
-		    "reading the ledger", c->scope.key, c->db->last_error,
-		    c->db->last_errno);
-		if (db_remaining_ms(c->db) < RECOVERY_GRACE_MS)
-			db_set_deadline(c->db, RECOVERY_GRACE_MS);
-		return answer_from_record(c, 0, resp);
+	if (!c->commit_fault) {
+		/* Planned there on this path too (a final one: no-op). */
+		c->commit_fault = 1;
+		a = fault_at(c, FP_BEFORE_COMMIT, "before_commit", resp);
+		if (a != ATTEMPT_NEXT && a != ATTEMPT_REJECT)
+			return a;
 	}
+	rc = db_commit(c->db);
+	if (rc == DB_UNKNOWN)
+		return commit_unknown(c, resp);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "commit", resp);
 	if (FAULT(c->req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
@@ -622,31 +800,22 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 {
 	enum attempt	 a;
 
-	c->claimed = c->savepoint = c->locked = 0;
+	c->claimed = c->savepoint = c->locked = c->commit_fault = 0;
 	a = step_connect(c, resp);
+	if (a == ATTEMPT_NEXT && c->attempt == 1)
+		a = fast_path(c, resp);
 	if (a == ATTEMPT_NEXT)
 		a = fault_at(c, FP_BEFORE_LEDGER_INSERT, "before_ledger_insert",
 		    resp);
 	if (a == ATTEMPT_NEXT)
-		a = step_claim(c, resp);
-	if (a == ATTEMPT_NEXT)
-		a = fault_at(c, FP_AFTER_LEDGER_INSERT, "after_ledger_insert",
-		    resp);
-	if (a == ATTEMPT_NEXT)
-		a = step_lock(c, resp);
+		a = step_claim_lock(c, resp);
 	if (a == ATTEMPT_NEXT && judge(c->req->in, c->rows, &c->reject) == -1)
 		a = ATTEMPT_REJECT;
 	if (a == ATTEMPT_NEXT)
-		a = step_write(c, resp);
-	if (a == ATTEMPT_NEXT)
-		a = step_record(c, resp);
-	if (a == ATTEMPT_NEXT)
-		a = fault_at(c, FP_BEFORE_COMMIT, "before_commit", resp);
-	if (a == ATTEMPT_REJECT) {
-		a = step_reject(c, resp);
-		if (a == ATTEMPT_REJECT)	/* cannot happen twice */
-			a = ATTEMPT_NEXT;
-	}
+		return step_finish(c, resp);
+	if (a != ATTEMPT_REJECT)
+		return a;
+	a = step_reject(c, resp);
 	if (a == ATTEMPT_NEXT)
 		a = step_commit(c, resp);
 	return a;
@@ -678,6 +847,7 @@ order_create(struct db *db, const struct conf *conf,
 	c->scope.principal = req->principal;
 	c->scope.operation = LEDGER_OPERATION_CREATE_ORDER;
 	c->scope.key = req->key;
+	db_batch_init(&c->batch);
 	db_set_deadline(db, conf->request_deadline_ms);
 	for (c->attempt = 1;; c->attempt++) {
 		a = create_attempt(c, resp);
@@ -707,6 +877,7 @@ order_create(struct db *db, const struct conf *conf,
 		sleep_ms(delay);
 	}
 	*attempts = c->attempt;
+	db_batch_clear(&c->batch);
 	free(c);
 	return res;
 }

@@ -343,3 +343,125 @@ out:
 	mysql_stmt_close(st);
 	return rc;
 }
+
+/*
+ * Batched forms (contract section 4): the same statements, written for
+ * db_batch_run() with every string as a hex literal and every number
+ * formatted here.
+ */
+
+/* Add the stock lock: SELECT ... FOR UPDATE of every SKU, in SKU order. */
+int
+store_batch_lock(struct db_batch *b, const struct order_input *in)
+{
+	size_t	 i;
+
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT sku, currency, "
+	    "unit_price, available FROM stock WHERE sku IN (") == -1)
+		return -1;
+	for (i = 0; i < in->nitems; i++)
+		if ((i > 0 && buf_adds(&b->sql, ", ") != BUF_OK) ||
+		    db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1)
+			return -1;
+	return buf_adds(&b->sql, ") ORDER BY sku FOR UPDATE") == BUF_OK ?
+	    0 : -1;
+}
+
+/* Fill rows[i] for in->items[i] from the result of store_batch_lock(). */
+void
+store_read_locked(MYSQL_RES *res, const struct order_input *in,
+    struct stock_row *rows)
+{
+	MYSQL_ROW	 row;
+	unsigned long	*len;
+	size_t		 i, j = 0;
+
+	for (i = 0; i < in->nitems; i++)
+		rows[i].found = 0;
+	for (;;) {
+		row = mysql_fetch_row(res);
+		if (row == NULL)
+			break;
+		len = mysql_fetch_lengths(res);
+		if (row[0] == NULL || row[1] == NULL || row[2] == NULL ||
+		    row[3] == NULL || len[0] > ORDER_SKU_MAX || len[1] != 3)
+			continue;
+		/* Both lists are in SKU order: merge. */
+		while (j < in->nitems && strcmp(in->items[j].sku, row[0]) < 0)
+			j++;
+		if (j < in->nitems && strcmp(in->items[j].sku, row[0]) == 0) {
+			rows[j].found = 1;
+			memcpy(rows[j].currency, row[1], 4);
+			rows[j].unit_price = strtoll(row[2], NULL, 10);
+			rows[j].available = strtoll(row[3], NULL, 10);
+		}
+	}
+}
+
+/* Add the order row, with the id the caller allocated. */
+int
+store_batch_order(struct db_batch *b, unsigned long long id,
+    const char *principal, const char *key, const struct order_input *in,
+    time_t created)
+{
+	const char	*ship = shipping_name(in->shipping);
+
+	if (db_batch_add(b, 1, "INSERT INTO orders (id, principal_id, "
+	    "idempotency_key, currency, amount, shipping, note, status, "
+	    "created_at) VALUES (%llu, ", id) == -1 ||
+	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
+	    buf_adds(&b->sql, ", ") != BUF_OK ||
+	    db_batch_hex(b, key, strlen(key)) == -1 ||
+	    buf_adds(&b->sql, ", ") != BUF_OK ||
+	    db_batch_hex(b, in->currency, 3) == -1 ||
+	    buf_printf(&b->sql, ", %lld, '%s', ", in->amount, ship) !=
+	    BUF_OK ||
+	    db_batch_hex(b, in->note ? in->note : "", in->note_len) == -1 ||
+	    buf_printf(&b->sql, ", 'CREATED', FROM_UNIXTIME(%lld))",
+	    (long long)created) != BUF_OK)
+		return -1;
+	return 0;
+}
+
+/*
+ * Add the order's items at the locked prices and the stock decrease,
+ * with a guard: every stock row changes (and the CHECK on available
+ * refuses going below zero).
+ */
+int
+store_batch_lines(struct db_batch *b, unsigned long long id,
+    const struct order_input *in, const struct stock_row *rows)
+{
+	size_t	 i;
+
+	if (db_batch_add(b, (long long)in->nitems, "INSERT INTO order_items "
+	    "(order_id, sku, qty, unit_price) VALUES ") == -1)
+		return -1;
+	for (i = 0; i < in->nitems; i++)
+		if (buf_printf(&b->sql, "%s(%llu, ", i > 0 ? ", " : "", id) !=
+		    BUF_OK || db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1 ||
+		    buf_printf(&b->sql, ", %d, %lld)", in->items[i].qty,
+		    rows[i].unit_price) != BUF_OK)
+			return -1;
+	if (db_batch_add(b, (long long)in->nitems, "UPDATE stock SET "
+	    "available = available - CASE sku") == -1)
+		return -1;
+	for (i = 0; i < in->nitems; i++)
+		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
+		    db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1 ||
+		    buf_printf(&b->sql, " THEN %d", in->items[i].qty) != BUF_OK)
+			return -1;
+	if (buf_adds(&b->sql, " END WHERE sku IN (") != BUF_OK)
+		return -1;
+	for (i = 0; i < in->nitems; i++)
+		if ((i > 0 && buf_adds(&b->sql, ", ") != BUF_OK) ||
+		    db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1)
+			return -1;
+	if (buf_addc(&b->sql, ')') != BUF_OK)
+		return -1;
+	return db_batch_guard(b, (long long)in->nitems);
+}

@@ -7,10 +7,13 @@
 
 #include <time.h>
 
+#include <mysql.h>
+
 #include "order_input.h"
 #include "order_view.h"
 
 struct db;
+struct db_batch;
 
 /* The unique key (schema/) that says a key already made an order. */
 #define STORE_ORDER_KEY_CONSTRAINT	"orders_principal_key"
@@ -29,6 +32,13 @@ int	store_insert_order(struct db *, const char *, const char *,
 int	store_insert_item(struct db *, unsigned long long,
 	    const struct order_item *, long long);
 int	store_decrease_stock(struct db *, const struct order_item *);
+int	store_batch_lock(struct db_batch *, const struct order_input *);
+void	store_read_locked(MYSQL_RES *, const struct order_input *,
+	    struct stock_row *);
+int	store_batch_order(struct db_batch *, unsigned long long, const char *,
+	    const char *, const struct order_input *, time_t);
+int	store_batch_lines(struct db_batch *, unsigned long long,
+	    const struct order_input *, const struct stock_row *);
 int	store_touch_stock(struct db *, const struct order_input *,
 	    const struct stock_row *);
 int	store_get_order(struct db *, const char *, unsigned long long,

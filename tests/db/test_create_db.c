@@ -365,6 +365,61 @@ test_exact_scope(void)
 	response_clear(&r);
 }
 
+/*
+ * Statements this session has sent so far, not counting this query and
+ * the ROLLBACK after it (dbtest_scalar()).
+ */
+static long long
+session_questions(struct db *db)
+{
+	static long long	 mine;
+	long long		 n;
+
+	n = dbtest_scalar(db, "SELECT VARIABLE_VALUE FROM "
+	    "information_schema.SESSION_STATUS WHERE VARIABLE_NAME = "
+	    "'QUESTIONS'") - mine;
+	mine += 2;
+	return n;
+}
+
+/*
+ * Round trips (contract section 4): a replay is answered by the fast
+ * path's one read; a create is that read and two batches, its eleven
+ * statements sent in two round trips.
+ */
+static void
+test_round_trips(void)
+{
+	struct response	 r;
+	char		 key[64], body[256];
+	long long	 q0, q1, q2;
+
+	response_init(&r);
+	snprintf(key, sizeof(key), "%s-rtt", dbtest_tag);
+	body_for(body, sizeof(body), sku_a, 1, 100);
+	db_disconnect(&work);
+	CU_ASSERT_FATAL(db_connect(&work) == DB_OK);
+	create("dbtest", key, body, NULL, NULL, &r);	/* statements prepared */
+	snprintf(key, sizeof(key), "%s-rtt2", dbtest_tag);
+	q0 = session_questions(&work);
+	create("dbtest", key, body, NULL, NULL, &r);
+	q1 = session_questions(&work);
+	CU_ASSERT_EQUAL(r.status, 201);
+	/* 1 fast-path read + INSERT, SAVEPOINT, SELECT FOR UPDATE + INSERT
+	 * order, INSERT items, UPDATE stock, guard, UPDATE ledger, guard,
+	 * COMMIT. */
+	CU_ASSERT_EQUAL(q1 - q0, 1 + 3 + 7);
+	create("dbtest", key, body, NULL, NULL, &r);
+	q2 = session_questions(&work);
+	CU_ASSERT_EQUAL(r.status, 201);
+	CU_ASSERT(replayed(&r));
+	CU_ASSERT_EQUAL(q2 - q1, 1);
+	if (q2 - q1 != 1 || q1 - q0 != 11)
+		fprintf(stderr, "create: %lld statements, replay: %lld\n",
+		    q1 - q0, q2 - q1);
+	response_clear(&r);
+}
+
 #ifdef ENABLE_FAULT_INJECTION
 /* A simulated deadlock before COMMIT is retried: one order in the end. */
 static void
@@ -420,7 +475,8 @@ test_create_db_register(void)
 	    CU_add_test(s, "refused statement", test_refused_statement) ==
 	    NULL ||
 	    CU_add_test(s, "exact principals and keys", test_exact_scope) ==
-	    NULL)
+	    NULL ||
+	    CU_add_test(s, "round trips", test_round_trips) == NULL)
 		return -1;
 #ifdef ENABLE_FAULT_INJECTION
 	if (CU_add_test(s, "deadlock retried", test_deadlock_retried) == NULL)
