@@ -336,7 +336,8 @@ fast_path(struct attempt_ctx *c, struct response *resp)
 	    rec.state == LEDGER_EXPIRED)) {
 		a = answer_record(c, &rec, 1, resp);
 		db_end_read(c->db);
-	}
+	} else if (rc < 0)
+		db_ensure(c->db);	/* a connection that broke: a new one */
 	ledger_record_clear(&rec);
 	return a;
 }
@@ -812,7 +813,7 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	if (a == ATTEMPT_NEXT && judge(c->req->in, c->rows, &c->reject) == -1)
 		a = ATTEMPT_REJECT;
 	if (a == ATTEMPT_NEXT)
-		return step_finish(c, resp);
+		a = step_finish(c, resp);	/* or a fault's rejection */
 	if (a != ATTEMPT_REJECT)
 		return a;
 	a = step_reject(c, resp);
