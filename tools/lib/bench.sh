@@ -123,6 +123,7 @@ bench_pids() {
 	case $1 in
 	lighttpd)	B_WEB=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd || true) ;;
 	apache)		B_WEB=$(pid_alive "$APACHE_PIDFILE" apache2 || true) ;;
+	apache-reuse)	B_WEB=$(pid_alive "$BENCH_REUSE_PIDFILE" apache2 || true) ;;
 	*)		B_WEB= ;;
 	esac
 	if [[ -n ${HELLO_PID:-} ]]; then
@@ -288,7 +289,44 @@ bench_url() {
 	case $1 in
 	lighttpd)	echo "$LIGHTTPD_URL" ;;
 	apache)		echo "$APACHE_URL" ;;
+	apache-reuse)	echo "http://127.0.0.1:$BENCH_REUSE_PORT" ;;
 	esac
+}
+
+# A second Apache: the stack's proxy_fcgi config with enablereuse=on (kept
+# FastCGI connections), on its own port and directory.
+bench_reuse_start() {
+	local dir=$RUN/apache-reuse i
+	BENCH_REUSE_PORT=$((FCGID_PORT + 1))
+	need_free_port "$BENCH_REUSE_PORT" "Apache enablereuse=on"
+	rm -rf "$dir"
+	install -d -m 0755 "$dir"
+	sed -e "s|^Listen 127.0.0.1:.*|Listen 127.0.0.1:$BENCH_REUSE_PORT|" \
+	    -e "s|<VirtualHost 127.0.0.1:[0-9]*>|<VirtualHost 127.0.0.1:$BENCH_REUSE_PORT>|" \
+	    -e "s|$APACHE_DIR\"|$dir\"|g" -e "s|$APACHE_DIR/|$dir/|g" \
+	    -e "s|Mutex file:$APACHE_DIR |Mutex file:$dir |" \
+	    -e "s|apache-error.log|apache-reuse-error.log|" \
+	    -e "s|apache-access.log|apache-reuse-access.log|" \
+	    -e 's|enablereuse=off|enablereuse=on|' \
+	    -e '/^Include .*apache-fcgid.conf/d' "$APACHE_CONF" >"$dir/apache2.conf"
+	grep -q 'enablereuse=on' "$dir/apache2.conf" ||
+	    die "bench: no enablereuse=on in $dir/apache2.conf"
+	apache2 -d "$dir" -f "$dir/apache2.conf" -k start </dev/null \
+	    >>"$LOGDIR/apache-reuse.out" 2>&1 9>&- ||
+	    die "bench: Apache (enablereuse=on) did not start"
+	for ((i = 0; i < 100; i++)); do
+		[[ -s $dir/apache2.pid ]] && break
+		sleep 0.1
+	done
+	BENCH_REUSE_PIDFILE=$dir/apache2.pid
+}
+
+bench_reuse_stop() {
+	local dir=$RUN/apache-reuse pid
+	pid=$(pid_alive "$dir/apache2.pid" apache2) || return 0
+	apache2 -d "$dir" -f "$dir/apache2.conf" -k stop >/dev/null 2>&1 9>&- ||
+	    kill -TERM "$pid" 2>/dev/null || true
+	wait_gone "$pid" 15 || kill -KILL "$pid" 2>/dev/null || true
 }
 
 # ------------------------------------------------------------ the stack
@@ -342,6 +380,9 @@ EOF
 	bench_stock
 	wait_http "$LIGHTTPD_URL$MOUNT/_health" || die "bench: lighttpd health"
 	wait_http "$APACHE_URL$MOUNT/_health" || die "bench: Apache health"
+	bench_reuse_start
+	wait_http "$(bench_url apache-reuse)$MOUNT/_health" ||
+	    die "bench: Apache (enablereuse=on) health"
 }
 
 # bench_pool WORKERS LOG_LEVEL: the settings of the responder pool (not
@@ -412,6 +453,7 @@ bench_end() {
 	set +e
 	[[ -n ${BENCH_SAMPLER:-} ]] && kill "$BENCH_SAMPLER" 2>/dev/null
 	hello_stop
+	[[ $BENCH_KEEP == 1 ]] || bench_reuse_stop
 	if [[ $BENCH_KEEP == 1 ]]; then
 		say "bench: the stack stays up (--keep): IDEMORDERS_STACK=bench $PROG down"
 	else
@@ -426,7 +468,8 @@ bench_end() {
 bench_log_marks() {
 	local f
 	BENCH_LOG_MARKS=()
-	for f in "$LOGDIR/apache-error.log" "$LOGDIR/lighttpd-error.log" \
+	for f in "$LOGDIR/apache-error.log" "$LOGDIR/apache-reuse-error.log" \
+	    "$LOGDIR/lighttpd-error.log" \
 	    "$LOGDIR/idemorders.log" "$LOGDIR/hello-fcgi.log"; do
 		BENCH_LOG_MARKS+=("$f:$(wc -l <"$f" 2>/dev/null || echo 0)")
 	done
@@ -490,7 +533,7 @@ bench_main() {
 	hello_start
 	bench_warmup H 200
 
-	for s in lighttpd apache; do
+	for s in lighttpd apache apache-reuse; do
 		for c in "${levels[@]}"; do
 			bench_wrk H H "$s" "$c" create 200
 		done
@@ -501,20 +544,26 @@ bench_main() {
 	# D at each level, and at the pool's size: the responders never run
 	# more transactions at once than there are workers, so C takes D at
 	# min(c, workers).
+	# D is the eight-statement reference (dbtx -m naive); D-batched the
+	# service's two round trips; D-proc one CALL of a stored procedure.
 	echo "D: the create transaction (bench/dbtx)"
 	for c in $(printf '%s\n' "${levels[@]}" \
 	    $(for c in "${levels[@]}"; do echo $((c < BENCH_WORKERS ? c : BENCH_WORKERS)); done) |
 	    sort -nu); do
-		bench_dbtx D "$c" -k BENCH -n "$BENCH_SKUS"
+		bench_dbtx D "$c" -m naive -k BENCH -n "$BENCH_SKUS"
+		bench_dbtx D-batched "$c" -m batched -k BENCH -n "$BENCH_SKUS"
+		bench_dbtx D-proc "$c" -m proc -k BENCH -n "$BENCH_SKUS"
 	done
 	for c in $(printf '%s\n' "$BENCH_HOT_C" \
 	    $((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS)) | sort -nu); do
-		bench_dbtx D-hot "$c" -k BENCH-HOT
+		bench_dbtx D-hot "$c" -m naive -k BENCH-HOT
+		bench_dbtx D-hot-batched "$c" -m batched -k BENCH-HOT
+		bench_dbtx D-hot-proc "$c" -m proc -k BENCH-HOT
 	done
 
 	echo "idemorders ($BENCH_WORKERS workers)"
 	bench_warmup app 201
-	for s in lighttpd apache; do
+	for s in lighttpd apache apache-reuse; do
 		for c in "${levels[@]}"; do
 			bench_wrk app create "$s" "$c" create 201
 		done
@@ -625,7 +674,8 @@ $(bench_versions)
 - bench stack: fresh database; build without fault injection or
   sanitizers; \`workers = $BENCH_WORKERS\`, \`max_requests\` default
   (10000), \`log_level = warning\` (no per-request log line); Apache
-  mod_proxy_fcgi with \`enablereuse=off\` as deployed; Basic auth from a
+  mod_proxy_fcgi with \`enablereuse=off\` as deployed (\`apache-reuse\`:
+  a second Apache, the same config with \`enablereuse=on\`); Basic auth from a
   \`{SHA}\` htpasswd (bench only; the shipped setup uses bcrypt) and
   lighttpd \`auth.cache\`; InnoDB \`innodb_flush_log_at_trx_commit=1\`,
   \`innodb_buffer_pool_size\` raised to $((BENCH_BUFFER_POOL / 1048576))M for the run (the
@@ -634,8 +684,11 @@ $(bench_versions)
   on the same cores; every create has its own Idempotency-Key and a
   random SKU of BENCH-00..BENCH-$(printf '%02d' $((BENCH_SKUS - 1))) (hot: all on BENCH-HOT).
 - H: \`bench/hello-fcgi\` on the responder's socket, same workers, same
-  web-server config and auth, same requests. D: \`bench/dbtx\` (same
-  statements, no HTTP) at each concurrency and at the pool's size.
+  web-server config and auth, same requests. D: \`bench/dbtx\` (no HTTP)
+  at each concurrency and at the pool's size, in three shapes: naive (the
+  eight round trips of the step-by-step transaction: the reference),
+  batched (the service's two round trips), proc (one prepared CALL of a
+  stored procedure).
   C = 1/(1/H(c) + 1/D*(c)), D*(c) the best D at a concurrency up to c
   (the pool never runs more transactions at once than it has workers, and
   on few cores more threads can be slower). C models H and D saturating
@@ -687,8 +740,13 @@ function cfor(s, c) { return ceil2(H[s, c], dstar(c)) }
 NR == FNR {
 	if ($1 == "H") H[$3, $4] = $5
 	if ($2 == "D") D[$4] = $5
+	if ($2 == "D-batched" && $5 + 0 > DB + 0) DB = $5
+	if ($2 == "D-proc" && $5 + 0 > DP + 0) DP = $5
 	if ($2 == "D-hot" && $5 + 0 > DH + 0) { DH = $5; DHC = $4 }
-	if ($2 == "D-hot") nDH++
+	if ($2 == "D-hot-batched" && $5 + 0 > DHB + 0) DHB = $5
+	if ($2 == "D-hot-proc" && $5 + 0 > DHP + 0) DHP = $5
+	if ($2 ~ /^D-hot/) nDH++
+	if ($1 == "app") CPU[$2, $3, $4] = $12 + $13 + $14 + $15
 	if ($1 == "app") { R[$2, $3, $4] = $5; P50[$2, $3, $4] = $6; P99[$2, $3, $4] = $7 }
 	if ($1 == "app" || $1 == "H") { if ($16 + 0 > hwm[$1]) hwm[$1] = $16 + 0 }
 	unexp += $10; sockerr += $17
@@ -713,15 +771,19 @@ FNR == 1 {
 	}
 	name = $2
 	if ($1 == "H") name = "H (hello-fcgi)"
-	if ($2 == "D") name = "D (dbtx)"
-	if ($2 == "D-hot") name = "D-hot (dbtx, one SKU)"
+	if ($2 == "D") name = "D (dbtx naive: 8 round trips)"
+	if ($2 == "D-batched") name = "D-batched (dbtx: 2 round trips)"
+	if ($2 == "D-proc") name = "D-proc (dbtx: 1 CALL)"
+	if ($2 == "D-hot") name = "D-hot (dbtx naive, one SKU)"
+	if ($2 == "D-hot-batched") name = "D-hot-batched (one SKU)"
+	if ($2 == "D-hot-proc") name = "D-hot-proc (one SKU)"
 	printf "| %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 	    name, $3 == "-" ? "dbtx" : $3, $4, rate($5), ms($6), ms($7), $8, $9, $10, $17, $11,
 	    ceil, ratio, $12, $13, $14, $15, $18, $19 == "" ? "-" : $19, mib($16)
-	if ($2 == "D-hot" && ++nDHseen == nDH) {
+	if ($2 ~ /^D-hot/ && ++nDHseen == nDH) {
 		# The combined ceilings, after the last D row.
-		for (i = 1; i <= nl; i++) for (s = 1; s <= 2; s++) {
-			srv = s == 1 ? "lighttpd" : "apache"; c = levels[i]
+		for (i = 1; i <= nl; i++) for (s = 1; s <= 3; s++) {
+			srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"; c = levels[i]
 			if (!((srv, c) in H) || dstar(c) == 0) continue
 			printf "| C = 1/(1/H+1/D*) | %s | %s | %s | | | | | | | | H %s, D* = D(%s) %s | | | | | | | | |\n",
 			    srv, c, rate(cfor(srv, c)), rate(H[srv, c]), dk(c), rate(dstar(c))
@@ -738,21 +800,41 @@ END {
 	printf "| create c%s via lighttpd ≥ 85 %% of C | %s of %s req/s = %s | %s |\n",
 	    c, rate(R["create", "lighttpd", c]), rate(cl), pct(R["create", "lighttpd", c], cl),
 	    yes(cl > 0 && R["create", "lighttpd", c] >= 0.85 * cl)
-	for (s = 1; s <= 2; s++) {
-		srv = s == 1 ? "lighttpd" : "apache"
-		printf "| replay c%s via %s ≥ 80 %% of H | %s of %s req/s = %s | %s |\n",
+	dn = dstar(c)
+	for (s = 1; s <= 3; s++) {
+		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
+		if (!(("create", srv, c) in R)) continue
+		printf "| create c%s via %s ≥ 1.3 × D(naive) | %s vs %s tx/s = %.2f × | %s |\n",
+		    c, srv, rate(R["create", srv, c]), rate(dn), dn > 0 ? R["create", srv, c] / dn : 0,
+		    yes(dn > 0 && R["create", srv, c] >= 1.3 * dn)
+	}
+	printf "| (the shapes alone: D-batched, D-proc against D naive, best of c ≤ %s) | %s and %s vs %s tx/s = %.2f × and %.2f × | |\n",
+	    c, rate(DB), rate(DP), rate(dn), dn > 0 ? DB / dn : 0, dn > 0 ? DP / dn : 0
+	for (s = 1; s <= 3; s++) {
+		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
+		if (!(("replay", srv, c) in R)) continue
+		printf "| replay c%s via %s ≥ 45 %% of H | %s of %s req/s = %s | %s |\n",
 		    c, srv, rate(R["replay", srv, c]), rate(H[srv, c]), pct(R["replay", srv, c], H[srv, c]),
-		    yes(H[srv, c] > 0 && R["replay", srv, c] >= 0.8 * H[srv, c])
+		    yes(H[srv, c] > 0 && R["replay", srv, c] >= 0.45 * H[srv, c])
+		printf "| conflict c%s via %s ≥ 45 %% of H | %s of %s req/s = %s | %s |\n",
+		    c, srv, rate(R["conflict", srv, c]), rate(H[srv, c]), pct(R["conflict", srv, c], H[srv, c]),
+		    yes(H[srv, c] > 0 && R["conflict", srv, c] >= 0.45 * H[srv, c])
 	}
-	for (s = 1; s <= 2; s++) {
-		srv = s == 1 ? "lighttpd" : "apache"
+	for (s = 1; s <= 3; s++) {
+		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
 		hc = ("hot", srv, 16) in R ? 16 : levels[1]
-		printf "| hot SKU c%s via %s ≥ dbtx hot SKU (best: %s threads) | %s vs %s req/s = %s | %s |\n",
-		    hc, srv, DHC, rate(R["hot", srv, hc]), rate(DH), pct(R["hot", srv, hc], DH),
-		    yes(DH > 0 && R["hot", srv, hc] >= DH)
+		if (!(("hot", srv, hc) in R)) continue
+		printf "| hot SKU c%s via %s ≥ 1.5 × D-hot(naive) (best: %s threads) | %s vs %s req/s = %.2f × | %s |\n",
+		    hc, srv, DHC, rate(R["hot", srv, hc]), rate(DH), DH > 0 ? R["hot", srv, hc] / DH : 0,
+		    yes(DH > 0 && R["hot", srv, hc] >= 1.5 * DH)
 	}
-	for (s = 1; s <= 2; s++) {
-		srv = s == 1 ? "lighttpd" : "apache"
+	printf "| (one SKU, the shapes alone: D-hot-batched, D-hot-proc against D-hot naive) | %s and %s vs %s tx/s = %.2f × and %.2f × | |\n",
+	    rate(DHB), rate(DHP), rate(DH), DH > 0 ? DHB / DH : 0, DH > 0 ? DHP / DH : 0
+	printf "| CPU per create c%s via lighttpd, all processes ≤ 0.75 × 690 µs (518 µs) | %s µs | %s |\n",
+	    c, rate(CPU["create", "lighttpd", c]), yes(CPU["create", "lighttpd", c] > 0 && CPU["create", "lighttpd", c] <= 518)
+	for (s = 1; s <= 3; s++) {
+		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
+		if (!(("create", srv, c) in P50)) continue
 		p50 = P50["create", srv, c]; p99 = P99["create", srv, c]
 		printf "| create c%s via %s: p99 ≤ 4 × p50 | p99 %s ms, p50 %s ms = %.1f × | %s |\n",
 		    c, srv, ms(p99), ms(p50), (p50 > 0 ? p99 / p50 : 0), yes(p50 > 0 && p99 <= 4 * p50)
