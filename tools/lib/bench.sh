@@ -294,7 +294,11 @@ bench_url() {
 }
 
 # A second Apache: the stack's proxy_fcgi config with enablereuse=on (kept
-# FastCGI connections), on its own port and directory.
+# FastCGI connections), on its own port and directory.  Its connection pool
+# is sized to the responder's workers (max per process = workers / the 4
+# processes): with more kept connections than workers, a worker must drop
+# an idle one to take a new one, and a request Apache sends on it at that
+# moment fails (AH01067/AH01075 "Connection reset by peer", a 503).
 bench_reuse_start() {
 	local dir=$RUN/apache-reuse i
 	BENCH_REUSE_PORT=$((FCGID_PORT + 1))
@@ -307,7 +311,7 @@ bench_reuse_start() {
 	    -e "s|Mutex file:$APACHE_DIR |Mutex file:$dir |" \
 	    -e "s|apache-error.log|apache-reuse-error.log|" \
 	    -e "s|apache-access.log|apache-reuse-access.log|" \
-	    -e 's|enablereuse=off|enablereuse=on|' \
+	    -e "s|enablereuse=off|enablereuse=on max=$(( BENCH_WORKERS / 4 > 0 ? BENCH_WORKERS / 4 : 1 ))|" \
 	    -e '/^Include .*apache-fcgid.conf/d' "$APACHE_CONF" >"$dir/apache2.conf"
 	grep -q 'enablereuse=on' "$dir/apache2.conf" ||
 	    die "bench: no enablereuse=on in $dir/apache2.conf"
@@ -805,11 +809,11 @@ END {
 		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
 		if (!(("create", srv, c) in R)) continue
 		printf "| create c%s via %s ≥ 1.3 × D(naive) | %s vs %s tx/s = %.2f × | %s |\n",
-		    c, srv, rate(R["create", srv, c]), rate(dn), dn > 0 ? R["create", srv, c] / dn : 0,
+		    c, srv, rate(R["create", srv, c]), rate(dn), (dn > 0 ? R["create", srv, c] / dn : 0),
 		    yes(dn > 0 && R["create", srv, c] >= 1.3 * dn)
 	}
 	printf "| (the shapes alone: D-batched, D-proc against D naive, best of c ≤ %s) | %s and %s vs %s tx/s = %.2f × and %.2f × | |\n",
-	    c, rate(DB), rate(DP), rate(dn), dn > 0 ? DB / dn : 0, dn > 0 ? DP / dn : 0
+	    c, rate(DB), rate(DP), rate(dn), (dn > 0 ? DB / dn : 0), (dn > 0 ? DP / dn : 0)
 	for (s = 1; s <= 3; s++) {
 		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
 		if (!(("replay", srv, c) in R)) continue
@@ -825,11 +829,11 @@ END {
 		hc = ("hot", srv, 16) in R ? 16 : levels[1]
 		if (!(("hot", srv, hc) in R)) continue
 		printf "| hot SKU c%s via %s ≥ 1.5 × D-hot(naive) (best: %s threads) | %s vs %s req/s = %.2f × | %s |\n",
-		    hc, srv, DHC, rate(R["hot", srv, hc]), rate(DH), DH > 0 ? R["hot", srv, hc] / DH : 0,
+		    hc, srv, DHC, rate(R["hot", srv, hc]), rate(DH), (DH > 0 ? R["hot", srv, hc] / DH : 0),
 		    yes(DH > 0 && R["hot", srv, hc] >= 1.5 * DH)
 	}
 	printf "| (one SKU, the shapes alone: D-hot-batched, D-hot-proc against D-hot naive) | %s and %s vs %s tx/s = %.2f × and %.2f × | |\n",
-	    rate(DHB), rate(DHP), rate(DH), DH > 0 ? DHB / DH : 0, DH > 0 ? DHP / DH : 0
+	    rate(DHB), rate(DHP), rate(DH), (DH > 0 ? DHB / DH : 0), (DH > 0 ? DHP / DH : 0)
 	printf "| CPU per create c%s via lighttpd, all processes ≤ 0.75 × 690 µs (518 µs) | %s µs | %s |\n",
 	    c, rate(CPU["create", "lighttpd", c]), yes(CPU["create", "lighttpd", c] > 0 && CPU["create", "lighttpd", c] <= 518)
 	for (s = 1; s <= 3; s++) {
