@@ -222,8 +222,11 @@ w="connection refused"
 sku=$(new_sku T82-net 50)
 kf=$T_TMP/key-net
 order_body "$sku" 1 >"$T_TMP/body"
-# Nothing listens on port 9 of 127.0.0.1 here.
-run_post --key-file "$kf" --deadline 2 --base-delay 0.05 "http://127.0.0.1:9$MOUNT" \
+# A port of 127.0.0.1 that refuses connections.
+for port in 9 1 7 13 19 37; do
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
+run_post --key-file "$kf" --deadline 2 --base-delay 0.05 "http://127.0.0.1:$port$MOUNT" \
     -u "$ALICE" <"$T_TMP/body"
 expect_rc 3 "$w"
 expect_field outcome unknown "$w"

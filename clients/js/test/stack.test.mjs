@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { IdemordersClient, MemoryStorage } from '../idemorders-client.mjs';
 
 const env = process.env;
@@ -90,6 +91,18 @@ function client(url, fault, options = {}) {
 		...options,
 	});
 	return { c, seen };
+}
+
+/* A port of 127.0.0.1 where nothing listens: one just opened and closed. */
+function closedPort() {
+	return new Promise((resolve, reject) => {
+		const srv = createServer();
+		srv.on('error', reject);
+		srv.listen(0, '127.0.0.1', () => {
+			const { port } = srv.address();
+			srv.close(() => resolve(port));
+		});
+	});
 }
 
 /* Wait until the responder pool answers health again after a crash. */
@@ -192,8 +205,9 @@ test('network errors are retried; the stored key then creates the order', { skip
 	const storage = new MemoryStorage();
 	const sku = newSku('JS-net', 50);
 	const ref = `net-${sku}`;
-	// Nothing listens on port 9 of 127.0.0.1 here: connection refused.
-	const down = client('http://127.0.0.1:9', null, { storage, deadlineMs: 3000 });
+	// Nothing listens there: connection refused.
+	const down = client(`http://127.0.0.1:${await closedPort()}`, null,
+	    { storage, deadlineMs: 3000 });
 	const a = await down.c.createOrder(order(sku, 1), { ref });
 	assert.equal(a.outcome, 'unknown');
 	assert.equal(a.status, 0);

@@ -115,6 +115,18 @@ final class StackTest extends TestCase
         ]);
     }
 
+    /** Return a port of 127.0.0.1 where nothing listens: one just opened and closed. */
+    private static function closedPort(): int
+    {
+        $srv = stream_socket_server('tcp://127.0.0.1:0');
+        if ($srv === false) {
+            throw new \RuntimeException('cannot open a local port');
+        }
+        $name = (string)stream_socket_get_name($srv, false);
+        fclose($srv);
+        return (int)substr($name, strrpos($name, ':') + 1);
+    }
+
     /** Wait until $url answers health again (after a worker crash). */
     private static function healthy(string $url): void
     {
@@ -229,8 +241,8 @@ final class StackTest extends TestCase
         $sku = self::newSku('PHP-net', 50);
         $ref = "net-$sku";
         $store = new MemoryKeyStore();
-        // Nothing listens on port 9 of 127.0.0.1 here: connection refused.
-        $a = $this->client('http://127.0.0.1:9', null, $store, ['deadline' => 3.0])
+        // Nothing listens there: connection refused.
+        $a = $this->client('http://127.0.0.1:' . self::closedPort(), null, $store, ['deadline' => 3.0])
             ->createOrder(self::order($sku, 1), ref: $ref);
         $this->assertSame(Result::UNKNOWN, $a->outcome);
         $this->assertSame(0, $a->status);
