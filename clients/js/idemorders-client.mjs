@@ -118,9 +118,23 @@ export function classify(status, code) {
 	return 'final';
 }
 
-/* Resolve after `ms` milliseconds. */
-function realSleep(ms) {
-	return new Promise((resolve) => setTimeout(resolve, ms));
+/* Resolve after `ms` milliseconds, or at once when `signal` aborts. */
+function realSleep(ms, signal) {
+	return new Promise((resolve) => {
+		if (signal && signal.aborted) {
+			resolve();
+			return;
+		}
+		const done = () => {
+			clearTimeout(timer);
+			if (signal)
+				signal.removeEventListener('abort', done);
+			resolve();
+		};
+		const timer = setTimeout(done, ms);
+		if (signal)
+			signal.addEventListener('abort', done, { once: true });
+	});
 }
 
 /* Parse a response body: JSON when it reads as JSON, else null. */
@@ -222,7 +236,11 @@ export class IdemordersClient {
 				break;
 			}
 			if (opts.signal && opts.signal.aborted) {
-				last = this.#noAnswer('aborted by the caller');
+				// The last answer stays the result.
+				if (last)
+					last.error = 'aborted by the caller';
+				else
+					last = this.#noAnswer('aborted by the caller');
 				break;
 			}
 			attempt++;
@@ -255,7 +273,7 @@ export class IdemordersClient {
 				last.outcome = 'unknown';
 				break;
 			}
-			await this.sleep(delay);
+			await this.sleep(delay, opts.signal);
 		}
 		if (!last.outcome)
 			last.outcome = 'unknown';

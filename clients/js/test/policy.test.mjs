@@ -251,6 +251,26 @@ test('the caller can abort the whole call', async () => {
 	assert.match(r.error, /aborted by the caller/);
 });
 
+test('aborting during the backoff ends the call without waiting it out', async () => {
+	const ac = new AbortController();
+	let n = 0;
+	const client = new IdemordersClient({
+		url: 'http://shop.invalid/orders',
+		storage: new MemoryStorage(),
+		fetch: async () => {
+			n++;
+			setTimeout(() => ac.abort(), 20);
+			return problem(503, 'RETRY_LIMIT_REACHED', { 'Retry-After': '20' });
+		},
+	});
+	const t0 = Date.now();
+	const r = await client.createOrder(ORDER, { signal: ac.signal });
+	assert.equal(n, 1);
+	assert.equal(r.outcome, 'unknown');
+	assert.equal(r.status, 503);
+	assert.ok(Date.now() - t0 < 15000, 'did not wait the 20 s Retry-After');
+});
+
 test('attemptHeaders adds headers to the attempts it names only', async () => {
 	const { client, calls } = scripted([problem(502, 'X'), answer(201, {})], {
 		headers: { Authorization: 'Basic eDp5' },
