@@ -5,8 +5,8 @@ declare(strict_types=1);
 namespace Idemorders;
 
 /**
- * Where the Idempotency-Key of each logical order (a cart, a checkout
- * form) is kept between retries and between requests.
+ * Where the Idempotency-Key of each logical order (one checkout) is kept
+ * between retries and between requests.
  */
 interface KeyStore
 {
