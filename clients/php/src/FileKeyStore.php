@@ -7,9 +7,9 @@ namespace Idemorders;
 /**
  * Keys kept as one file per logical order in a directory (cron jobs,
  * workers, CLI scripts).  Adding is atomic across processes: the file is
- * written aside and linked into place, so two processes adding a key for
- * the same $ref end up using the same key and no reader sees a partial
- * file.
+ * written aside and linked into place (created exclusively where hard
+ * links are not supported), so two processes adding a key for the same
+ * $ref end up using the same key.
  */
 final class FileKeyStore implements KeyStore
 {
@@ -46,10 +46,27 @@ final class FileKeyStore implements KeyStore
             return $key;
         }
         $have = $this->get($ref);
-        if ($have === null) {
-            throw new \RuntimeException("FileKeyStore: cannot store the key in $path");
+        if ($have !== null) {
+            return $have;
         }
-        return $have;
+        // A file system without hard links: create the file exclusively.
+        $fh = @fopen($path, 'x');
+        if ($fh !== false) {
+            $ok = fwrite($fh, $key . "\n") !== false;
+            fclose($fh);
+            if ($ok) {
+                return $key;
+            }
+        }
+        // Another process created it and is writing its key.
+        for ($i = 0; $i < 50; $i++) {
+            $have = $this->get($ref);
+            if ($have !== null) {
+                return $have;
+            }
+            usleep(10000);
+        }
+        throw new \RuntimeException("FileKeyStore: cannot store the key in $path");
     }
 
     public function forget(string $ref): void
