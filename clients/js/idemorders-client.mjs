@@ -1,0 +1,365 @@
+// idemorders-client.mjs -- create orders through idemorders, retrying
+// safely: one Idempotency-Key per logical order, kept across retries and
+// page reloads (localStorage in a browser, memory otherwise), exponential
+// backoff with full jitter inside an overall deadline, Retry-After
+// honoured, and every answer told apart: created (replayed or not),
+// rejected for good, or unknown (the client gave up; retrying later with
+// the same key is safe).
+//
+// One ES module for browsers and Node 18 or later (fetch, AbortController,
+// crypto.randomUUID); no dependencies.
+//
+//	import { IdemordersClient } from './idemorders-client.mjs';
+//	const client = new IdemordersClient({ url: '/orders' });
+//	const r = await client.createOrder(order, { ref: cartId });
+//	if (r.outcome === 'created') ... r.body.orderId, r.replayed
+//
+// See clients/README.md for every option and outcome.
+
+/** Problem codes of a 409 that mean "not decided yet: retry the key". */
+export const RETRYABLE_CODES = Object.freeze([
+	'REQUEST_IN_PROGRESS',
+	'REQUEST_STATUS_UNCONFIRMED',
+]);
+
+/** 4xx statuses after which the key is kept: the order may exist. */
+const KEEP_KEY_STATUSES = [401, 403, 407];
+
+const STORAGE_PREFIX = 'idemorders:key:';
+
+/** A Web Storage lookalike in memory (the default outside browsers). */
+export class MemoryStorage {
+	constructor() {
+		this.map = new Map();
+	}
+
+	getItem(name) {
+		return this.map.has(name) ? this.map.get(name) : null;
+	}
+
+	setItem(name, value) {
+		this.map.set(name, String(value));
+	}
+
+	removeItem(name) {
+		this.map.delete(name);
+	}
+}
+
+/* Return localStorage when it is there and usable, else a MemoryStorage. */
+function defaultStorage() {
+	try {
+		const ls = globalThis.localStorage;
+		if (ls) {
+			const probe = STORAGE_PREFIX + '_probe';
+			ls.setItem(probe, '1');
+			ls.removeItem(probe);
+			return ls;
+		}
+	} catch {
+		// Private browsing, storage disabled, or Node's --localstorage
+		// without a file: fall through to memory.
+	}
+	return new MemoryStorage();
+}
+
+/* Return a new random UUID (v4). */
+async function randomUUID() {
+	const c = globalThis.crypto;
+	if (c && typeof c.randomUUID === 'function')
+		return c.randomUUID();
+	// Node 18 has no global crypto without a flag.
+	const nodeCrypto = await import('node:crypto');
+	return nodeCrypto.randomUUID();
+}
+
+/**
+ * The delay before retry number `retry` (1 for the first retry):
+ * full jitter, uniform in [0, min(capMs, baseMs * 2^(retry-1))).
+ */
+export function backoffDelay(retry, baseMs, capMs, random = Math.random) {
+	const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, retry - 1));
+	return Math.floor(random() * ceiling);
+}
+
+/**
+ * A Retry-After value in milliseconds from `nowMs`: delta-seconds or an
+ * HTTP-date (a date in the past is 0); null when absent or unreadable.
+ */
+export function parseRetryAfter(value, nowMs = Date.now()) {
+	if (value === null || value === undefined)
+		return null;
+	const v = String(value).trim();
+	if (v === '')
+		return null;
+	if (/^[0-9]+$/.test(v))
+		return Number(v) * 1000;
+	// An HTTP-date names its weekday or month; a bare number never gets here.
+	if (!/[A-Za-z]/.test(v))
+		return null;
+	const t = Date.parse(v);
+	if (Number.isNaN(t))
+		return null;
+	return Math.max(0, t - nowMs);
+}
+
+/**
+ * What to do with an answer: 'success' (2xx), 'retry' (5xx, and a 409
+ * whose problem code says the key is not decided yet) or 'final'
+ * (every other status).
+ */
+export function classify(status, code) {
+	if (status >= 200 && status < 300)
+		return 'success';
+	if (status >= 500 && status < 600)
+		return 'retry';
+	if (status === 409 && RETRYABLE_CODES.includes(code))
+		return 'retry';
+	return 'final';
+}
+
+/* Resolve after `ms` milliseconds, or at once when `signal` aborts. */
+function realSleep(ms, signal) {
+	return new Promise((resolve) => {
+		if (signal && signal.aborted) {
+			resolve();
+			return;
+		}
+		const done = () => {
+			clearTimeout(timer);
+			if (signal)
+				signal.removeEventListener('abort', done);
+			resolve();
+		};
+		const timer = setTimeout(done, ms);
+		if (signal)
+			signal.addEventListener('abort', done, { once: true });
+	});
+}
+
+/* Parse a response body: JSON when it reads as JSON, else null. */
+function parseBody(text) {
+	if (text === '')
+		return null;
+	try {
+		return JSON.parse(text);
+	} catch {
+		return null;
+	}
+}
+
+export class IdemordersClient {
+	/**
+	 * options:
+	 *   url            the mount's POST URL, e.g. '/orders' (required)
+	 *   headers        headers for every attempt (e.g. Authorization)
+	 *   attemptHeaders (attempt) => headers added to attempt N (1-based)
+	 *   credentials    fetch's credentials ('same-origin' by default)
+	 *   storage        getItem/setItem/removeItem; default localStorage
+	 *                  when usable, else memory
+	 *   deadlineMs     overall time for all attempts (30000)
+	 *   maxAttempts    attempts at most (6)
+	 *   tryTimeoutMs   one attempt at most (15000), never past the deadline
+	 *   baseDelayMs    first backoff ceiling (200)
+	 *   maxDelayMs     backoff ceiling cap (5000)
+	 *   onAttempt      ({attempt, status, code, error, delayMs}) => void,
+	 *                  after each attempt (delayMs null when it was the last)
+	 *   fetch, sleep, now, random   replacements, for tests
+	 */
+	constructor(options = {}) {
+		if (!options.url)
+			throw new TypeError('IdemordersClient: url is required');
+		this.url = options.url;
+		this.headers = { ...(options.headers || {}) };
+		this.attemptHeaders = options.attemptHeaders || null;
+		this.credentials = options.credentials || 'same-origin';
+		this.storage = options.storage || defaultStorage();
+		this.deadlineMs = options.deadlineMs ?? 30000;
+		this.maxAttempts = options.maxAttempts ?? 6;
+		this.tryTimeoutMs = options.tryTimeoutMs ?? 15000;
+		this.baseDelayMs = options.baseDelayMs ?? 200;
+		this.maxDelayMs = options.maxDelayMs ?? 5000;
+		this.onAttempt = options.onAttempt || null;
+		this.fetch = options.fetch || globalThis.fetch.bind(globalThis);
+		this.sleep = options.sleep || realSleep;
+		this.now = options.now || (() => Date.now());
+		this.random = options.random || Math.random;
+		if (!(this.maxAttempts >= 1))
+			throw new RangeError('IdemordersClient: maxAttempts must be at least 1');
+	}
+
+	/** The key stored for logical order `ref`, or null. */
+	storedKey(ref) {
+		return this.storage.getItem(STORAGE_PREFIX + ref);
+	}
+
+	/** The key of logical order `ref`: the stored one, or a new one stored. */
+	async keyFor(ref) {
+		const have = this.storedKey(ref);
+		if (have)
+			return have;
+		const key = await randomUUID();
+		this.storage.setItem(STORAGE_PREFIX + ref, key);
+		return key;
+	}
+
+	/** Forget the key of `ref` (the next createOrder makes a new order). */
+	forget(ref) {
+		this.storage.removeItem(STORAGE_PREFIX + ref);
+	}
+
+	/**
+	 * POST `order` (an object, sent as JSON) with one key for all attempts:
+	 * opts.key (used as given), else the key stored for opts.ref (made and
+	 * stored when there is none), else a new key for this call only.
+	 * opts.signal aborts the whole call (then outcome 'unknown').
+	 *
+	 * Resolves to { outcome: 'created' | 'rejected' | 'unknown', ok,
+	 * status, code, replayed, body, text, headers, attempts, key, orderId,
+	 * error }.  Never rejects for HTTP or network failures.
+	 */
+	async createOrder(order, opts = {}) {
+		const ref = opts.ref ?? null;
+		let key = opts.key ?? null;
+		if (key === null)
+			key = ref !== null ? await this.keyFor(ref) : await randomUUID();
+		const payload = typeof order === 'string' ? order : JSON.stringify(order);
+		const start = this.now();
+		const deadline = start + this.deadlineMs;
+		let last = null;
+		let attempt = 0;
+
+		for (;;) {
+			const remaining = deadline - this.now();
+			if (remaining <= 0) {
+				last = last || this.#noAnswer('deadline passed before the first attempt');
+				break;
+			}
+			if (opts.signal && opts.signal.aborted) {
+				// The last answer stays the result.
+				if (last)
+					last.error = 'aborted by the caller';
+				else
+					last = this.#noAnswer('aborted by the caller');
+				break;
+			}
+			attempt++;
+			last = await this.#attempt(payload, key, attempt,
+			    Math.min(this.tryTimeoutMs, remaining), opts.signal);
+			const verdict = last.status === 0 ? 'retry' :
+			    classify(last.status, last.code);
+			let delay = null;
+			if (verdict === 'retry' && attempt < this.maxAttempts &&
+			    !(opts.signal && opts.signal.aborted)) {
+				const ra = parseRetryAfter(last.headers.get('retry-after'),
+				    this.now());
+				const d = ra !== null ? ra : backoffDelay(attempt,
+				    this.baseDelayMs, this.maxDelayMs, this.random);
+				// No attempt starts at or past the deadline.
+				if (this.now() + d < deadline)
+					delay = d;
+				else
+					last.error = last.error || `next attempt would start past the deadline (wait ${d} ms)`;
+			}
+			if (this.onAttempt) {
+				this.onAttempt({ attempt, status: last.status,
+				    code: last.code, error: last.error, delayMs: delay });
+			}
+			if (verdict !== 'retry') {
+				last.outcome = verdict === 'success' ? 'created' : 'rejected';
+				break;
+			}
+			if (delay === null) {
+				last.outcome = 'unknown';
+				break;
+			}
+			await this.sleep(delay, opts.signal);
+		}
+		if (!last.outcome)
+			last.outcome = 'unknown';
+		this.#settleKey(ref, opts.key ?? null, last);
+		return this.#result(last, attempt, key);
+	}
+
+	/* One POST; a network error or timeout gives status 0 and its message. */
+	async #attempt(payload, key, attempt, timeoutMs, signal) {
+		const ac = new AbortController();
+		const onAbort = () => ac.abort();
+		if (signal)
+			signal.addEventListener('abort', onAbort, { once: true });
+		const timer = setTimeout(() => ac.abort(), timeoutMs);
+		const headers = {
+			...this.headers,
+			'Content-Type': 'application/json',
+			'Idempotency-Key': key,
+			...(this.attemptHeaders ? this.attemptHeaders(attempt) || {} : {}),
+		};
+		try {
+			const res = await this.fetch(this.url, {
+				method: 'POST',
+				headers,
+				body: payload,
+				credentials: this.credentials,
+				signal: ac.signal,
+			});
+			const text = await res.text();
+			const body = parseBody(text);
+			const code = body && typeof body.code === 'string' ? body.code : null;
+			return { status: res.status, headers: res.headers, text, body,
+			    code, error: null };
+		} catch (e) {
+			const why = ac.signal.aborted ?
+			    (signal && signal.aborted ? 'aborted by the caller' :
+			    `no answer within ${timeoutMs} ms`) :
+			    `network error: ${e && e.cause && e.cause.code ? e.cause.code : (e && e.message) || e}`;
+			return this.#noAnswer(why);
+		} finally {
+			clearTimeout(timer);
+			if (signal)
+				signal.removeEventListener('abort', onAbort);
+		}
+	}
+
+	#noAnswer(why) {
+		return { status: 0, headers: new Headers(), text: '', body: null,
+		    code: null, error: why };
+	}
+
+	/*
+	 * Keep the stored key while the order may exist (created, unknown,
+	 * authentication trouble, key used for another body); forget it after
+	 * any other final answer, so that a changed cart gets a new key.
+	 */
+	#settleKey(ref, givenKey, last) {
+		if (ref === null || givenKey !== null)
+			return;
+		if (last.outcome !== 'rejected')
+			return;
+		if (KEEP_KEY_STATUSES.includes(last.status))
+			return;
+		if (last.code === 'IDEMPOTENCY_KEY_REUSED')
+			return;
+		this.forget(ref);
+	}
+
+	#result(last, attempts, key) {
+		const replayed = (last.headers.get('idempotent-replayed') || '')
+		    .trim().toLowerCase() === 'true';
+		const orderId = last.body && typeof last.body.orderId === 'string' ?
+		    last.body.orderId : null;
+		return {
+			outcome: last.outcome,
+			ok: last.outcome === 'created',
+			status: last.status,
+			code: last.code,
+			replayed,
+			body: last.body,
+			text: last.text,
+			headers: last.headers,
+			attempts,
+			key,
+			orderId,
+			error: last.error,
+		};
+	}
+}

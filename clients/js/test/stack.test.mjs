@@ -1,0 +1,228 @@
+// The client against a real idemorders stack built with fault injection,
+// through lighttpd and Apache, judged by the rows left in the database and
+// by the requests the responder logged.  Needs LIGHTTPD_URL, APACHE_URL,
+// DEV (tools/dev) and LOGDIR, as tests/http/81-client-js.sh exports them;
+// without them the tests are skipped (and that script counts them failed).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { IdemordersClient, MemoryStorage } from '../idemorders-client.mjs';
+
+const env = process.env;
+const SERVERS = [['lighttpd', env.LIGHTTPD_URL], ['apache', env.APACHE_URL]];
+const skip = !(env.LIGHTTPD_URL && env.APACHE_URL && env.DEV && env.LOGDIR) &&
+    'no test stack (LIGHTTPD_URL, APACHE_URL, DEV, LOGDIR)';
+const AUTH = 'Basic ' + Buffer.from('alice:alice-secret').toString('base64');
+const TAG = `${Date.now().toString(36)}-${process.pid}`;
+let serial = 0;
+
+/* Tab-separated rows from the stack's database (values are ours, quoted). */
+function sql(stmt) {
+	return execFileSync(env.DEV, ['sql', stmt], { encoding: 'utf8' }).trim();
+}
+
+function q(s) {
+	return `'${String(s).replace(/'/g, "''")}'`;
+}
+
+/* A fresh KRW SKU with `available` units at 1000 each. */
+function newSku(prefix, available) {
+	const sku = `${prefix}-${TAG}-${++serial}`.slice(0, 64);
+	sql(`INSERT INTO stock (sku, currency, unit_price, available) VALUES (${q(sku)}, 'KRW', 1000, ${available})`);
+	return sku;
+}
+
+function order(sku, qty) {
+	return { currency: 'KRW', items: [{ sku, qty }], amount: qty * 1000 };
+}
+
+/* What the database holds for alice's key: orders, ledger rows, stock. */
+function rows(key, sku) {
+	const k = q(key);
+	return {
+		orders: sql(`SELECT CONCAT('o-', id) FROM orders WHERE principal_id = 'alice' AND idempotency_key = ${k} ORDER BY id`),
+		ledger: sql(`SELECT status, COALESCE(resource_id, 'NULL') FROM idempotency_records WHERE principal_id = 'alice' AND operation = 'create-order' AND idem_key = ${k}`),
+		stock: sql(`SELECT available FROM stock WHERE sku = ${q(sku)}`),
+	};
+}
+
+/* The POST lines the responder logged for `key` (one per request it answered). */
+function loggedPosts(key) {
+	let text = '';
+	try {
+		text = readFileSync(`${env.LOGDIR}/idemorders.log`, 'utf8');
+	} catch {
+		return 0;
+	}
+	return text.split('\n').filter((l) => / POST \/orders /.test(l) &&
+	    l.includes(` key=${key} attempts=`)).length;
+}
+
+/*
+ * A client on `url` whose fetch counts the requests it sends, whose first
+ * attempt carries `fault` (X-Idemorders-Fault) and whose sleeps are
+ * recorded.
+ */
+function client(url, fault, options = {}) {
+	const seen = { requests: 0, sleeps: [], starts: [], ends: [] };
+	const c = new IdemordersClient({
+		url: `${url}/orders`,
+		headers: { Authorization: AUTH },
+		attemptHeaders: (n) => (n === 1 && fault ? { 'X-Idemorders-Fault': fault } : {}),
+		storage: options.storage || new MemoryStorage(),
+		deadlineMs: 60000,
+		tryTimeoutMs: 30000,
+		baseDelayMs: 100,
+		fetch: async (u, init) => {
+			seen.requests++;
+			seen.starts.push(Date.now());
+			try {
+				return await fetch(u, init);
+			} finally {
+				seen.ends.push(Date.now());
+			}
+		},
+		sleep: (ms) => {
+			seen.sleeps.push(ms);
+			return new Promise((r) => setTimeout(r, ms));
+		},
+		...options,
+	});
+	return { c, seen };
+}
+
+/* A port of 127.0.0.1 where nothing listens: one just opened and closed. */
+function closedPort() {
+	return new Promise((resolve, reject) => {
+		const srv = createServer();
+		srv.on('error', reject);
+		srv.listen(0, '127.0.0.1', () => {
+			const { port } = srv.address();
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
+/* Wait until the responder pool answers health again after a crash. */
+async function healthy(url) {
+	for (let i = 0; i < 100; i++) {
+		try {
+			const r = await fetch(`${url}/orders/_health`);
+			if (r.status === 200)
+				return;
+		} catch { /* not yet */ }
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
+for (const [name, url] of SERVERS) {
+	for (const fault of ['after_commit=drop', 'after_commit=crash']) {
+		test(`${name}: ${fault} on the first attempt ends in one order, replayed`, { skip }, async () => {
+			const sku = newSku('JS-lost', 50);
+			const { c, seen } = client(url, fault);
+			const r = await c.createOrder(order(sku, 2), { ref: `lost-${sku}` });
+			assert.equal(r.outcome, 'created', JSON.stringify(r.text));
+			assert.equal(r.status, 201);
+			assert.equal(r.replayed, true, 'the recovered answer is a replay');
+			assert.ok(r.attempts >= 2, `attempts ${r.attempts}`);
+			assert.equal(seen.requests, r.attempts);
+			const db = rows(r.key, sku);
+			assert.equal(db.orders, r.orderId, 'exactly one order, the one returned');
+			assert.equal(db.ledger, `SUCCEEDED\t${r.orderId}`);
+			assert.equal(db.stock, '48');
+			await healthy(url);
+		});
+	}
+
+	test(`${name}: before_commit=crash on the first attempt: the retry creates one order`, { skip }, async () => {
+		const sku = newSku('JS-crash', 50);
+		const { c } = client(url, 'before_commit=crash');
+		const r = await c.createOrder(order(sku, 3));
+		assert.equal(r.outcome, 'created');
+		assert.equal(r.replayed, false, 'nothing was committed before');
+		assert.ok(r.attempts >= 2);
+		const db = rows(r.key, sku);
+		assert.equal(db.orders, r.orderId);
+		assert.equal(db.ledger, `SUCCEEDED\t${r.orderId}`);
+		assert.equal(db.stock, '47');
+		await healthy(url);
+	});
+
+	test(`${name}: 409 IDEMPOTENCY_KEY_REUSED is not retried`, { skip }, async () => {
+		const sku = newSku('JS-reuse', 50);
+		const key = `js-reuse-${sku}`;
+		const first = client(url, null);
+		const a = await first.c.createOrder(order(sku, 2), { key });
+		assert.equal(a.outcome, 'created');
+		const second = client(url, null);
+		const b = await second.c.createOrder(order(sku, 3), { key });
+		assert.equal(b.outcome, 'rejected');
+		assert.equal(b.status, 409);
+		assert.equal(b.code, 'IDEMPOTENCY_KEY_REUSED');
+		assert.equal(b.attempts, 1);
+		assert.equal(second.seen.requests, 1, 'one request sent');
+		assert.equal(second.seen.sleeps.length, 0);
+		assert.equal(loggedPosts(key), 2, 'the responder answered two requests for the key');
+		const db = rows(key, sku);
+		assert.equal(db.orders, a.orderId);
+		assert.equal(db.stock, '48');
+	});
+
+	test(`${name}: 503 with Retry-After is retried after that long`, { skip }, async () => {
+		const sku = newSku('JS-503', 50);
+		const { c, seen } = client(url, 'after_ledger_insert=transient');
+		const r = await c.createOrder(order(sku, 1));
+		assert.equal(r.outcome, 'created');
+		assert.equal(r.replayed, false);
+		assert.equal(r.attempts, 2);
+		assert.deepEqual(seen.sleeps, [1000], 'waited Retry-After: 1');
+		const gap = seen.starts[1] - seen.ends[0];
+		assert.ok(gap >= 990, `second attempt ${gap} ms after the 503`);
+		const db = rows(r.key, sku);
+		assert.equal(db.orders, r.orderId);
+		assert.equal(db.stock, '49');
+	});
+
+	test(`${name}: 409 REQUEST_STATUS_UNCONFIRMED is retried and gets the replay`, { skip }, async () => {
+		const sku = newSku('JS-unconf', 50);
+		const key = `js-unconf-${sku}`;
+		const a = await client(url, null).c.createOrder(order(sku, 2), { key });
+		assert.equal(a.outcome, 'created');
+		const { c, seen } = client(url, 'conflict_read=null');
+		const r = await c.createOrder(order(sku, 2), { key });
+		assert.equal(r.outcome, 'created');
+		assert.equal(r.replayed, true);
+		assert.equal(r.orderId, a.orderId);
+		assert.equal(r.attempts, 2);
+		assert.deepEqual(seen.sleeps, [1000]);
+		assert.equal(rows(key, sku).orders, a.orderId);
+	});
+}
+
+test('network errors are retried; the stored key then creates the order', { skip }, async () => {
+	const storage = new MemoryStorage();
+	const sku = newSku('JS-net', 50);
+	const ref = `net-${sku}`;
+	// Nothing listens there: connection refused.
+	const down = client(`http://127.0.0.1:${await closedPort()}`, null,
+	    { storage, deadlineMs: 3000 });
+	const a = await down.c.createOrder(order(sku, 1), { ref });
+	assert.equal(a.outcome, 'unknown');
+	assert.equal(a.status, 0);
+	assert.match(a.error, /network error|deadline/);
+	assert.ok(a.attempts >= 2, `attempts ${a.attempts}`);
+	assert.equal(down.seen.requests, a.attempts);
+	assert.equal(storage.getItem(`idemorders:key:${ref}`), a.key, 'key kept');
+	// The page is reloaded: a new client, the same storage, the same order.
+	const up = client(env.LIGHTTPD_URL, null, { storage });
+	const b = await up.c.createOrder(order(sku, 1), { ref });
+	assert.equal(b.key, a.key);
+	assert.equal(b.outcome, 'created');
+	const again = await client(env.APACHE_URL, null, { storage }).c.createOrder(order(sku, 1), { ref });
+	assert.equal(again.replayed, true);
+	assert.equal(again.orderId, b.orderId);
+	assert.equal(rows(a.key, sku).orders, b.orderId);
+	assert.equal(rows(a.key, sku).stock, '49');
+});

@@ -1,0 +1,237 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Idemorders;
+
+/**
+ * Creates orders through idemorders, retrying safely: one Idempotency-Key
+ * per logical order, kept in a KeyStore across retries and requests;
+ * exponential backoff with full jitter inside an overall deadline;
+ * Retry-After honoured; network errors, 5xx and an undecided key (409
+ * REQUEST_IN_PROGRESS, REQUEST_STATUS_UNCONFIRMED) retried; every other
+ * 4xx final.
+ *
+ *     $client = new Client('https://shop.example/orders', [
+ *         'auth' => ['shop', 'secret'],
+ *         'keyStore' => new SessionKeyStore(),
+ *     ]);
+ *     $r = $client->createOrder($order, ref: $checkoutId);
+ */
+final class Client
+{
+    /** 4xx statuses after which the key is kept: the order may exist. */
+    private const KEEP_KEY_STATUSES = [401, 403, 407];
+
+    private string $url;
+    /** @var list<string> */
+    private array $headers = [];
+    private KeyStore $keyStore;
+    private Transport $transport;
+    private float $deadline;
+    private int $maxAttempts;
+    private float $tryTimeout;
+    private float $baseDelay;
+    private float $maxDelay;
+    /** @var ?callable(int): array<string, string> */
+    private $attemptHeaders;
+    /** @var ?callable(array<string, mixed>): void */
+    private $onAttempt;
+    /** @var callable(float): void */
+    private $sleep;
+    /** @var callable(): float */
+    private $clock;
+    /** @var callable(): float */
+    private $random;
+
+    /**
+     * $url: the mount's POST URL, e.g. https://shop.example/orders.
+     * $options:
+     *   auth           [user, password] for HTTP Basic
+     *   headers        ['Name' => 'value'] for every attempt
+     *   attemptHeaders fn(int $attempt): array, headers added to attempt N (1-based)
+     *   keyStore       KeyStore (default: a MemoryKeyStore)
+     *   deadline       seconds for all attempts (30)
+     *   maxAttempts    attempts at most (6)
+     *   tryTimeout     seconds for one attempt (15), never past the deadline
+     *   baseDelay      first backoff ceiling in seconds (0.2)
+     *   maxDelay       backoff ceiling cap in seconds (5)
+     *   onAttempt      fn(array $info) after each attempt: attempt, status,
+     *                  code, error, delay (null when it was the last)
+     *   transport, sleep, clock, random   replacements, for tests
+     *
+     * @param array<string, mixed> $options
+     */
+    public function __construct(string $url, array $options = [])
+    {
+        $this->url = $url;
+        if (isset($options['auth'])) {
+            [$user, $password] = $options['auth'];
+            $this->headers[] = 'Authorization: Basic ' . base64_encode("$user:$password");
+        }
+        foreach ($options['headers'] ?? [] as $name => $value) {
+            $this->headers[] = "$name: $value";
+        }
+        $this->attemptHeaders = $options['attemptHeaders'] ?? null;
+        $this->onAttempt = $options['onAttempt'] ?? null;
+        $this->keyStore = $options['keyStore'] ?? new MemoryKeyStore();
+        $this->transport = $options['transport'] ?? new CurlTransport();
+        $this->deadline = (float)($options['deadline'] ?? 30.0);
+        $this->maxAttempts = (int)($options['maxAttempts'] ?? 6);
+        $this->tryTimeout = (float)($options['tryTimeout'] ?? 15.0);
+        $this->baseDelay = (float)($options['baseDelay'] ?? 0.2);
+        $this->maxDelay = (float)($options['maxDelay'] ?? 5.0);
+        $this->sleep = $options['sleep'] ?? static function (float $s): void {
+            usleep((int)round($s * 1e6));
+        };
+        $this->clock = $options['clock'] ?? static fn (): float => microtime(true);
+        $this->random = $options['random'] ?? static fn (): float =>
+            random_int(0, PHP_INT_MAX - 1) / PHP_INT_MAX;
+        if ($this->maxAttempts < 1) {
+            throw new \InvalidArgumentException('maxAttempts must be at least 1');
+        }
+    }
+
+    /** Return the key of logical order $ref: the stored one, or a new one stored. */
+    public function keyFor(string $ref): string
+    {
+        return $this->keyStore->get($ref) ?? $this->keyStore->add($ref, self::newKey());
+    }
+
+    /** Forget the key of $ref: the next createOrder() for it makes a new order. */
+    public function forget(string $ref): void
+    {
+        $this->keyStore->forget($ref);
+    }
+
+    /** Return a new random key (a UUID v4). */
+    public static function newKey(): string
+    {
+        $b = random_bytes(16);
+        $b[6] = chr((ord($b[6]) & 0x0f) | 0x40);
+        $b[8] = chr((ord($b[8]) & 0x3f) | 0x80);
+        return vsprintf('%s%s-%s-%s-%s-%s%s%s', str_split(bin2hex($b), 4));
+    }
+
+    /**
+     * POST $order (an array, sent as JSON, or a JSON string) with one key
+     * for all attempts: $key as given, else the key stored for $ref (made
+     * and stored when there is none), else a new key for this call only.
+     * Never throws for HTTP or network failures: see Result.
+     *
+     * @param array<string, mixed>|string $order
+     */
+    public function createOrder(array|string $order, ?string $ref = null, ?string $key = null): Result
+    {
+        $givenKey = $key;
+        if ($key === null) {
+            $key = $ref !== null ? $this->keyFor($ref) : self::newKey();
+        }
+        $payload = is_string($order) ? $order :
+            json_encode($order, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        $deadline = ($this->clock)() + $this->deadline;
+        $last = null;
+        $outcome = Result::UNKNOWN;
+        $attempt = 0;
+
+        for (;;) {
+            $remaining = $deadline - ($this->clock)();
+            if ($remaining <= 0) {
+                $last ??= $this->noAnswer('deadline passed before the first attempt');
+                break;
+            }
+            $attempt++;
+            $last = $this->attempt($payload, $key, $attempt, min($this->tryTimeout, $remaining));
+            $verdict = $last['status'] === 0 ? RetryPolicy::RETRY :
+                RetryPolicy::classify($last['status'], $last['code']);
+            $delay = null;
+            if ($verdict === RetryPolicy::RETRY && $attempt < $this->maxAttempts) {
+                $ra = RetryPolicy::parseRetryAfter($last['headers']['retry-after'] ?? null, ($this->clock)());
+                $d = $ra ?? RetryPolicy::backoffDelay($attempt, $this->baseDelay, $this->maxDelay, $this->random);
+                // No attempt starts at or past the deadline.
+                if (($this->clock)() + $d < $deadline) {
+                    $delay = $d;
+                } else {
+                    $last['error'] ??= sprintf('next attempt would start past the deadline (wait %.3f s)', $d);
+                }
+            }
+            if ($this->onAttempt !== null) {
+                ($this->onAttempt)(['attempt' => $attempt, 'status' => $last['status'],
+                    'code' => $last['code'], 'error' => $last['error'], 'delay' => $delay]);
+            }
+            if ($verdict === RetryPolicy::SUCCESS) {
+                $outcome = Result::CREATED;
+                break;
+            }
+            if ($verdict === RetryPolicy::FINAL) {
+                $outcome = Result::REJECTED;
+                break;
+            }
+            if ($delay === null) {
+                break;
+            }
+            ($this->sleep)($delay);
+        }
+        if ($ref !== null && $givenKey === null && $this->forgetsKey($outcome, $last)) {
+            $this->keyStore->forget($ref);
+        }
+        $replayed = strtolower(trim($last['headers']['idempotent-replayed'] ?? '')) === 'true';
+        return new Result($outcome, $last['status'], $last['code'], $replayed, $last['body'],
+            $last['text'], $last['headers'], $attempt, $key, $last['error']);
+    }
+
+    /**
+     * One POST; no answer gives status 0 and the error.
+     *
+     * @return array{status: int, headers: array<string, string>, text: string,
+     *     body: ?array<string, mixed>, code: ?string, error: ?string}
+     */
+    private function attempt(string $payload, string $key, int $attempt, float $timeout): array
+    {
+        $headers = $this->headers;
+        $headers[] = 'Content-Type: application/json';
+        $headers[] = 'Idempotency-Key: ' . $key;
+        if ($this->attemptHeaders !== null) {
+            foreach (($this->attemptHeaders)($attempt) ?? [] as $name => $value) {
+                $headers[] = "$name: $value";
+            }
+        }
+        try {
+            $res = $this->transport->post($this->url, $headers, $payload, $timeout);
+        } catch (TransportException $e) {
+            return $this->noAnswer('network error: ' . $e->getMessage());
+        }
+        $body = null;
+        if ($res->body !== '') {
+            $decoded = json_decode($res->body, true);
+            $body = is_array($decoded) ? $decoded : null;
+        }
+        $code = isset($body['code']) && is_string($body['code']) ? $body['code'] : null;
+        return ['status' => $res->status, 'headers' => $res->headers, 'text' => $res->body,
+            'body' => $body, 'code' => $code, 'error' => null];
+    }
+
+    /** @return array{status: int, headers: array<string, string>, text: string, body: null, code: null, error: string} */
+    private function noAnswer(string $why): array
+    {
+        return ['status' => 0, 'headers' => [], 'text' => '', 'body' => null, 'code' => null, 'error' => $why];
+    }
+
+    /*
+     * Keep the key while the order may exist (created, unknown,
+     * authentication trouble, key used for another body); forget it after
+     * any other final answer, so that a changed cart gets a new key.
+     *
+     * @param array<string, mixed> $last
+     */
+    private function forgetsKey(string $outcome, array $last): bool
+    {
+        if ($outcome !== Result::REJECTED) {
+            return false;
+        }
+        if (in_array($last['status'], self::KEEP_KEY_STATUSES, true)) {
+            return false;
+        }
+        return $last['code'] !== 'IDEMPOTENCY_KEY_REUSED';
+    }
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# clients/sh/idem-post, the curl client for QA scripts: its retry policy
+# (functions tested by sourcing it), its usage errors and exit statuses,
+# and the command against this stack through lighttpd and Apache with
+# fault injection on the first attempt only (--first-header):
+#   drop / crash after COMMIT -> one order, the replay printed, exit 0
+#   crash before COMMIT       -> the retry creates one order
+#   409 IDEMPOTENCY_KEY_REUSED -> exit 1 after one request (counted in the
+#                                responder's log and lighttpd's access log)
+#   503 with Retry-After: 1   -> the second attempt a second later
+#   connection refused        -> exit 3, the key file kept; the same file
+#                                then creates the order, then replays it
+#   a final 422               -> exit 1, the key file removed
+# About 15 s.
+. "$(dirname -- "$0")/../lib/http.sh"
+. "$(dirname -- "$0")/../chaos/order-helpers.sh"
+
+IDEM_POST=$REPO/clients/sh/idem-post
+RESPONDER_LOG=$LOGDIR/idemorders.log
+ACCESS_LOG=$LOGDIR/lighttpd-access.log
+now_ms() { date +%s%3N; }
+
+# run_post [idem-post args...] < body: run it; sets RC, OUT (stdout; also
+# BODY), SUMMARY (the --summary line).
+run_post() {
+	rm -f "$T_TMP/summary"
+	timeout 120 "$IDEM_POST" --summary "$T_TMP/summary" "$@" \
+	    >"$T_TMP/out" 2>"$T_TMP/err"
+	RC=$?
+	OUT=$(cat "$T_TMP/out")
+	SUMMARY=$(cat "$T_TMP/summary" 2>/dev/null)
+	BODY=$OUT
+	REQ_DESC="idem-post $*"
+	STATUS=$(field status)
+}
+
+# field NAME: a word NAME=VALUE of the summary.
+field() {
+	printf '%s\n' "$SUMMARY" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# expect_field NAME VALUE WHAT
+expect_field() {
+	local v
+	v=$(field "$1")
+	if [[ $v == "$2" ]]; then
+		ok "$3: $1=$2"
+	else
+		fail "$3: $1" "expected '$2', got '$v' (summary: $SUMMARY; stderr: $(tail -n 3 "$T_TMP/err" | tr '\n' ' '))"
+	fi
+}
+
+expect_rc() {
+	if [[ $RC == "$1" ]]; then
+		ok "$2: exit status $1"
+	else
+		fail "$2: exit status" "expected $1, got $RC (stderr: $(tail -n 3 "$T_TMP/err" | tr '\n' ' '))"
+	fi
+}
+
+# logged_posts KEY: the POSTs for KEY that the responder logged.
+logged_posts() {
+	grep -cF " key=$1 attempts=" "$RESPONDER_LOG" 2>/dev/null
+}
+
+# access_lines AGENT: lighttpd's access log lines of user agent AGENT.
+# lighttpd writes its log late: a marker request sent after them is
+# awaited, so that every earlier request is in the log.
+access_lines() {
+	local i
+	curl -s -o /dev/null -m 10 -A "$1-marker" "$LIGHTTPD_URL$MOUNT/_health"
+	for ((i = 0; i < 100; i++)); do
+		grep -qF "\"$1-marker\"" "$ACCESS_LOG" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -cF "\"$1\"" "$ACCESS_LOG" 2>/dev/null
+}
+
+# --- the policy, from the functions --------------------------------------
+(
+	# shellcheck source=clients/sh/idem-post
+	. "$IDEM_POST"
+	[[ $(idem_retry_after_ms 3 1000) == 3000 ]] || exit 1
+	[[ $(idem_retry_after_ms ' 0 ' 1000) == 0 ]] || exit 1
+	now=$(date -d 'Tue, 01 Dec 2026 12:00:00 GMT' +%s%3N)
+	[[ $(idem_retry_after_ms 'Tue, 01 Dec 2026 12:00:05 GMT' "$now") == 5000 ]] || exit 1
+	[[ $(idem_retry_after_ms 'Tue, 01 Dec 2026 11:00:00 GMT' "$now") == 0 ]] || exit 1
+	[[ -z $(idem_retry_after_ms 'soon' "$now") ]] || exit 1
+	[[ -z $(idem_retry_after_ms '1.5' "$now") ]] || exit 1
+	[[ -z $(idem_retry_after_ms '' "$now") ]] || exit 1
+) && ok "Retry-After: seconds, HTTP-date, past date, garbage" ||
+    fail "Retry-After parsing" "idem_retry_after_ms gave a wrong value"
+(
+	. "$IDEM_POST"
+	for ((i = 0; i < 100; i++)); do
+		d=$(idem_backoff_ms 4 200 5000)
+		((d >= 0 && d < 1600)) || exit 1
+		d=$(idem_backoff_ms 12 200 5000)
+		((d >= 0 && d < 5000)) || exit 1
+		d=$(idem_backoff_ms 1 200 5000)
+		((d >= 0 && d < 200)) || exit 1
+	done
+	# Full jitter: the delays spread over the range, not a fixed wait.
+	lo=0 hi=0
+	for ((i = 0; i < 100; i++)); do
+		d=$(idem_backoff_ms 5 100 5000)
+		((d < 400)) && lo=1
+		((d >= 1200)) && hi=1
+	done
+	((lo && hi)) || exit 1
+) && ok "backoff: full jitter under min(cap, base * 2^(n-1))" ||
+    fail "backoff" "a delay out of its range, or no jitter"
+(
+	. "$IDEM_POST"
+	for s in 200 201; do [[ $(idem_classify $s '') == success ]] || exit 1; done
+	for s in 0 500 502 503 504; do [[ $(idem_classify $s '') == retry ]] || exit 1; done
+	[[ $(idem_classify 409 REQUEST_IN_PROGRESS) == retry ]] || exit 1
+	[[ $(idem_classify 409 REQUEST_STATUS_UNCONFIRMED) == retry ]] || exit 1
+	for sc in '409 IDEMPOTENCY_KEY_REUSED' '409 OUT_OF_STOCK' '410 IDEMPOTENCY_KEY_EXPIRED' \
+	    '422 AMOUNT_MISMATCH' '400 MALFORMED_JSON' '401 UNAUTHENTICATED' '404 NOT_FOUND' '429 x'; do
+		# shellcheck disable=SC2086
+		[[ $(idem_classify $sc) == final ]] || exit 1
+	done
+) && ok "classify: 2xx success; no answer, 5xx, undecided 409 retried; other 4xx final" ||
+    fail "classify" "a status classified wrongly"
+
+# --- usage errors ----------------------------------------------------------
+for args in "" "--max-tries 0 $LIGHTTPD_URL$MOUNT" "--deadline soon $LIGHTTPD_URL$MOUNT" \
+    "--bogus $LIGHTTPD_URL$MOUNT" "--key a --key-file $T_TMP/k $LIGHTTPD_URL$MOUNT" \
+    "--first-header nocolon $LIGHTTPD_URL$MOUNT"; do
+	# shellcheck disable=SC2086
+	run_post $args </dev/null
+	expect_rc 2 "usage error '$args'"
+	[[ -z $OUT ]] && ok "usage error '$args': nothing on stdout" ||
+	    fail "usage error '$args'" "stdout: $OUT"
+done
+"$IDEM_POST" --help >"$T_TMP/help" 2>&1 && grep -q 'exit status: 0 created' "$T_TMP/help" &&
+    ok "--help documents the exit statuses" || fail "--help" "$(head -n 3 "$T_TMP/help")"
+
+# --- against the stack ------------------------------------------------------
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")$MOUNT
+
+	for fault in after_commit=drop after_commit=crash; do
+		w="$s $fault on the first attempt"
+		sku=$(new_sku T82-lost 50) || continue
+		kf=$T_TMP/key-$s-$fault
+		order_body "$sku" 2 >"$T_TMP/body"
+		run_post --key-file "$kf" --first-header "X-Idemorders-Fault: $fault" \
+		    "$url" -u "$ALICE" <"$T_TMP/body"
+		expect_rc 0 "$w"
+		expect_field outcome created "$w"
+		expect_field status 201 "$w"
+		expect_field replayed true "$w"
+		n=$(field attempts)
+		[[ ${n:-0} -ge 2 ]] && ok "$w: retried ($n attempts)" ||
+		    fail "$w: attempts" "expected 2 or more, got '$n'"
+		key=$(field key)
+		[[ -n $key && $(cat "$kf" 2>/dev/null) == "$key" ]] &&
+		    ok "$w: the key file holds the key used" ||
+		    fail "$w: key file" "'$(cat "$kf" 2>/dev/null)' vs '$key'"
+		oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+		[[ $oid == o-* ]] || fail "$w: orderId" "stdout is not the order: $OUT"
+		expect_one_order "$key" "$sku" 48 "$oid" "$w"
+		wait_healthy "after $w"
+	done
+
+	w="$s before_commit=crash on the first attempt"
+	sku=$(new_sku T82-crash 50)
+	order_body "$sku" 3 >"$T_TMP/body"
+	run_post --first-header "X-Idemorders-Fault: before_commit=crash" \
+	    "$url" -u "$ALICE" <"$T_TMP/body"
+	expect_rc 0 "$w"
+	expect_field replayed false "$w"
+	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+	expect_one_order "$(field key)" "$sku" 47 "$oid" "$w"
+	wait_healthy "after $w"
+
+	w="$s same key, other body"
+	sku=$(new_sku T82-reuse 50)
+	key=$(unique_key "t82-$s-reuse")
+	agent=idem-post-test-$key
+	order_body "$sku" 2 >"$T_TMP/body"
+	run_post --key "$key" "$url" -u "$ALICE" -A "$agent" <"$T_TMP/body"
+	expect_rc 0 "$w: first"
+	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+	order_body "$sku" 3 >"$T_TMP/body"
+	run_post --key "$key" "$url" -u "$ALICE" -A "$agent" <"$T_TMP/body"
+	expect_rc 1 "$w"
+	expect_field outcome rejected "$w"
+	expect_field status 409 "$w"
+	expect_field code IDEMPOTENCY_KEY_REUSED "$w"
+	expect_field attempts 1 "$w"
+	expect_body_json .code IDEMPOTENCY_KEY_REUSED "$w: the problem on stdout"
+	expect_sql_value "$w: POSTs the responder answered for the key" 2 "$(logged_posts "$key")"
+	if [[ $s == lighttpd ]]; then
+		expect_sql_value "$w: requests in lighttpd's access log" 2 "$(access_lines "$agent")"
+	fi
+	expect_one_order "$key" "$sku" 48 "$oid" "$w"
+
+	w="$s 503 with Retry-After"
+	sku=$(new_sku T82-503 50)
+	order_body "$sku" 1 >"$T_TMP/body"
+	t0=$(now_ms)
+	run_post --first-header "X-Idemorders-Fault: after_ledger_insert=transient" \
+	    "$url" -u "$ALICE" <"$T_TMP/body"
+	el=$(($(now_ms) - t0))
+	expect_rc 0 "$w"
+	expect_field attempts 2 "$w"
+	expect_field replayed false "$w"
+	grep -q 'status 503 RETRY_LIMIT_REACHED, retrying in 1.000 s (Retry-After)' "$T_TMP/err" &&
+	    ok "$w: waited the Retry-After second" ||
+	    fail "$w: Retry-After" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	[[ $el -ge 1000 ]] && ok "$w: the retry came after the second (${el} ms in all)" ||
+	    fail "$w: Retry-After" "all done in ${el} ms"
+	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+	expect_one_order "$(field key)" "$sku" 49 "$oid" "$w"
+done
+
+# --- no answer at all: the key file outlives the failure ----------------------
+w="connection refused"
+sku=$(new_sku T82-net 50)
+kf=$T_TMP/key-net
+order_body "$sku" 1 >"$T_TMP/body"
+# A port of 127.0.0.1 that refuses connections.
+for port in 9 1 7 13 19 37; do
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
+run_post --key-file "$kf" --deadline 2 --base-delay 0.05 "http://127.0.0.1:$port$MOUNT" \
+    -u "$ALICE" <"$T_TMP/body"
+expect_rc 3 "$w"
+expect_field outcome unknown "$w"
+expect_field status 0 "$w"
+n=$(field attempts)
+[[ ${n:-0} -ge 2 ]] && ok "$w: retried ($n attempts)" || fail "$w: attempts" "got '$n'"
+grep -q '^idem-post: gave up: ' "$T_TMP/err" && ok "$w: says why it gave up" ||
+    fail "$w: gave up" "stderr: $(tail -n 2 "$T_TMP/err")"
+key=$(field key)
+[[ -n $key && $(cat "$kf" 2>/dev/null) == "$key" ]] && ok "$w: key file kept" ||
+    fail "$w: key file" "'$(cat "$kf" 2>/dev/null)'"
+expect_sql_value "$w: nothing for the key" 0 "$(ledger_rows "$key")"
+run_post --key-file "$kf" "$LIGHTTPD_URL$MOUNT" -u "$ALICE" <"$T_TMP/body"
+expect_rc 0 "$w, then lighttpd"
+expect_field key "$key" "$w, then lighttpd"
+expect_field replayed false "$w, then lighttpd"
+oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+run_post --key-file "$kf" "$APACHE_URL$MOUNT" -u "$ALICE" <"$T_TMP/body"
+expect_rc 0 "$w, then Apache"
+expect_field replayed true "$w, then Apache"
+expect_body_json .orderId "$oid" "$w, then Apache"
+expect_one_order "$key" "$sku" 49 "$oid" "$w"
+
+# --- a final rejection: exit 1, the key file gone ------------------------------
+w="final 422"
+sku=$(new_sku T82-final 50)
+kf=$T_TMP/key-final
+printf '{"currency":"KRW","items":[{"sku":"%s","qty":1}],"amount":999}' "$sku" >"$T_TMP/body"
+run_post --key-file "$kf" "$LIGHTTPD_URL$MOUNT" -u "$ALICE" <"$T_TMP/body"
+expect_rc 1 "$w"
+expect_field code AMOUNT_MISMATCH "$w"
+expect_field attempts 1 "$w"
+[[ ! -e $kf ]] && ok "$w: key file removed" || fail "$w: key file" "still there"
+
+pool_wait_full 40 || fail "pool" "fewer workers than configured after the crashes"
+finish
