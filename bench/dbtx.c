@@ -70,6 +70,156 @@ now_s(void)
 	    (double)(ts.tv_nsec - t_start.tv_nsec) / 1e9;
 }
 
+/*
+ * The naive shape: the step-by-step statements the service sent before
+ * it batched them, one prepared statement a round trip.
+ */
+
+/* Convert a time to a MYSQL_TIME parameter (UTC, whole seconds). */
+static void
+to_mysql_time(time_t t, MYSQL_TIME *mt)
+{
+	struct tm	 tm;
+
+	gmtime_r(&t, &tm);
+	memset(mt, 0, sizeof(*mt));
+	mt->year = (unsigned int)tm.tm_year + 1900;
+	mt->month = (unsigned int)tm.tm_mon + 1;
+	mt->day = (unsigned int)tm.tm_mday;
+	mt->hour = (unsigned int)tm.tm_hour;
+	mt->minute = (unsigned int)tm.tm_min;
+	mt->second = (unsigned int)tm.tm_sec;
+	mt->time_type = MYSQL_TIMESTAMP_DATETIME;
+}
+
+/* Lock the stock row of the one item; its price into *price. */
+static int
+naive_lock_stock(struct db *db, const struct order_input *in,
+    long long *price)
+{
+	static const char sql[] = "SELECT sku, currency, unit_price, "
+	    "available FROM stock WHERE sku IN (?) ORDER BY sku FOR UPDATE";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[1], r[4];
+	char		 name[ORDER_SKU_MAX + 1], cur[4];
+	unsigned long	 len[4];
+	my_bool		 nul[4];
+	long long	 avail;
+	int		 rc;
+
+	rc = db_stmt(db, DBS_STOCK_LOCK, sql, &st);
+	if (rc != DB_OK)
+		return rc;
+	db_bind_str(&p[0], in->items[0].sku, strlen(in->items[0].sku));
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
+		return rc;
+	db_bind_out_str(&r[0], name, sizeof(name) - 1, &len[0], &nul[0]);
+	db_bind_out_str(&r[1], cur, sizeof(cur), &len[1], &nul[1]);
+	db_bind_i64(&r[2], price);
+	db_bind_i64(&r[3], &avail);
+	rc = db_bind_result(db, st, r);
+	if (rc == DB_OK)
+		rc = db_fetch(db, st);
+	if (rc == 1)
+		rc = db_fetch(db, st) == 0 ? DB_OK : DB_ERROR;
+	else if (rc == 0)
+		rc = DB_ERROR;		/* no such SKU */
+	db_stmt_done(db, st);
+	return rc;
+}
+
+/*
+ * Insert the order row.  DB_DUPLICATE only when the key already made an
+ * order (the orders_principal_key constraint); a collision on any other
+ * key is transient (a fresh attempt takes a new id).
+ */
+static int
+naive_insert_order(struct db *db, const char *principal, const char *key,
+    const struct order_input *in, time_t created, unsigned long long *id)
+{
+	static const char sql[] = "INSERT INTO orders (principal_id, "
+	    "idempotency_key, currency, amount, shipping, note, status, "
+	    "created_at) VALUES (?, ?, ?, ?, ?, ?, 'CREATED', ?)";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[7];
+	MYSQL_TIME	 mt;
+	long long	 amount = in->amount;
+	const char	*ship = shipping_name(in->shipping);
+	int		 rc;
+
+	rc = db_stmt(db, DBS_ORDER_INSERT, sql, &st);
+	if (rc != DB_OK)
+		return rc;
+	to_mysql_time(created, &mt);
+	db_bind_str(&p[0], principal, strlen(principal));
+	db_bind_str(&p[1], key, strlen(key));
+	db_bind_str(&p[2], in->currency, 3);
+	db_bind_i64(&p[3], &amount);
+	db_bind_str(&p[4], ship, strlen(ship));
+	db_bind_str(&p[5], in->note ? in->note : "", in->note_len);
+	memset(&p[6], 0, sizeof(p[6]));
+	p[6].buffer_type = MYSQL_TYPE_DATETIME;
+	p[6].buffer = &mt;
+	rc = db_execute(db, st, p);
+	if (rc == DB_DUPLICATE && strstr(db->last_error,
+	    "'" STORE_ORDER_KEY_CONSTRAINT "'") == NULL)
+		return db_fail(db, DB_TRANSIENT, db->last_errno,
+		    db->last_error);
+	if (rc != DB_OK)
+		return rc;
+	*id = mysql_stmt_insert_id(st);
+	return DB_OK;
+}
+
+/* Insert one order line at the price that was locked. */
+static int
+naive_insert_item(struct db *db, unsigned long long order_id,
+    const struct order_item *it, long long unit_price)
+{
+	static const char sql[] = "INSERT INTO order_items (order_id, sku, "
+	    "qty, unit_price) VALUES (?, ?, ?, ?)";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[4];
+	long long	 oid = (long long)order_id, price = unit_price;
+	int		 qty = it->qty, rc;
+
+	rc = db_stmt(db, DBS_ITEM_INSERT, sql, &st);
+	if (rc != DB_OK)
+		return rc;
+	db_bind_i64(&p[0], &oid);
+	p[0].is_unsigned = 1;
+	db_bind_str(&p[1], it->sku, strlen(it->sku));
+	db_bind_int(&p[2], &qty);
+	db_bind_i64(&p[3], &price);
+	return db_execute(db, st, p);
+}
+
+/* Take qty off the (locked) stock row; exactly one row must change. */
+static int
+naive_decrease_stock(struct db *db, const struct order_item *it)
+{
+	static const char sql[] = "UPDATE stock SET available = available - ? "
+	    "WHERE sku = ? AND available >= ?";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[3];
+	int		 qty = it->qty, rc;
+
+	rc = db_stmt(db, DBS_STOCK_DECREASE, sql, &st);
+	if (rc != DB_OK)
+		return rc;
+	db_bind_int(&p[0], &qty);
+	db_bind_str(&p[1], it->sku, strlen(it->sku));
+	db_bind_int(&p[2], &qty);
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
+		return rc;
+	if (mysql_stmt_affected_rows(st) != 1)
+		return db_fail(db, DB_ERROR, 0, "the locked stock row did not "
+		    "change");
+	return DB_OK;
+}
+
 /* The stored procedure of the proc shape (one item, one unit). */
 static const char proc_sql[] =
     "CREATE OR REPLACE PROCEDURE idemorders_dbtx_create(IN p_principal "
@@ -178,8 +328,7 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
     long long price, struct response *resp)
 {
 	struct ledger_scope	 scope;
-	struct stock_row	 rows[1];
-	unsigned long long	 id;
+	unsigned long long	 id = 0;
 	char			 key[64], oid[ORDER_ID_MAX];
 	int			 rc;
 
@@ -202,16 +351,16 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 	rc = db_exec(db, "SAVEPOINT order_work");
 	if (rc != DB_OK)
 		goto fail;
-	rc = store_lock_stock(db, in, rows);
+	rc = naive_lock_stock(db, in, &price);
 	if (rc != DB_OK)
 		goto fail;
-	rc = store_insert_order(db, "dbtx", key, in, time(NULL), &id);
+	rc = naive_insert_order(db, "dbtx", key, in, time(NULL), &id);
 	if (rc != DB_OK)
 		goto fail;
-	rc = store_insert_item(db, id, &in->items[0], price);
+	rc = naive_insert_item(db, id, &in->items[0], price);
 	if (rc != DB_OK)
 		goto fail;
-	rc = store_decrease_stock(db, &in->items[0]);
+	rc = naive_decrease_stock(db, &in->items[0]);
 	if (rc != DB_OK)
 		goto fail;
 	order_id_format(oid, sizeof(oid), id);

@@ -25,13 +25,6 @@ struct stock_row {
 	long long	 available;
 };
 
-int	store_lock_stock(struct db *, const struct order_input *,
-	    struct stock_row *);
-int	store_insert_order(struct db *, const char *, const char *,
-	    const struct order_input *, time_t, unsigned long long *);
-int	store_insert_item(struct db *, unsigned long long,
-	    const struct order_item *, long long);
-int	store_decrease_stock(struct db *, const struct order_item *);
 int	store_batch_lock(struct db_batch *, const struct order_input *);
 void	store_read_locked(MYSQL_RES *, const struct order_input *,
 	    struct stock_row *);
