@@ -91,7 +91,9 @@ else
 fi
 
 # It cleaned up after itself and never touched the test stack.
-left=$(pgrep -af -- "/run/idemorders-bench-|$REPO/var/bench/" | grep -v pgrep || true)
+# Only this checkout's bench stack (another checkout may run its own).
+brun=/run/idemorders-bench-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
+left=$(pgrep -af -- "$brun/|$REPO/var/bench/" | grep -v pgrep || true)
 if [[ -n $left ]]; then
 	fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
 else

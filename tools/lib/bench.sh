@@ -273,14 +273,15 @@ bench_dbtx() {
 		line="dbtx tx=0 tps=0 p50_ms=0 p99_ms=0 errors=1"
 	fi
 	bench_field() { printf '%s\n' "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-	local n tps p50 p99 err other
+	local n tps p50 p99 err other retried
 	n=$(bench_field tx) tps=$(bench_field tps) err=$(bench_field errors)
+	retried=$(bench_field retries)
 	p50=$(bench_field p50_ms) p99=$(bench_field p99_ms)
 	bench_cpu_after "$n"
 	v=$(bench_client_us "$tfile" "$n")
 	other=$(bench_other "$tfile") steal=$(bench_steal_pct)
 	bench_row D "$test" - "$c" "$tps" "$p50" "$p99" "$n" "$n" "$err" \
-	    "tx:$n" - - "$U_DB" "$v" - 0 "$other" "$steal"
+	    "tx:$n,retried:${retried:-0}" - - "$U_DB" "$v" - 0 "$other" "$steal"
 	printf '  %-8s %-8s c%-3s %8s tx/s   p50 %7s ms  p99 %7s ms  errors %s  other CPU %s %%  steal %s %%\n' \
 	    "$test" dbtx "$c" "$tps" "$p50" "$p99" "$err" "$other" "$steal"
 }
