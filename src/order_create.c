@@ -654,6 +654,26 @@ run_part(struct attempt_ctx *c, int order_stmt, enum fault_point pt,
 }
 
 /*
+ * A fault planned at point pt splits the batch there: send what is
+ * written so far, then act on the fault.  *order_stmt becomes -1 once
+ * the order insert has been sent.
+ */
+static enum attempt
+split_at(struct attempt_ctx *c, enum fault_point pt, const char *name,
+    int *order_stmt, struct response *resp)
+{
+	enum attempt	 a;
+
+	if (!FAULT_PLANNED(c->req->fault, pt))
+		return ATTEMPT_NEXT;
+	if (pt == FP_BEFORE_COMMIT)
+		c->commit_fault = 1;
+	a = run_part(c, *order_stmt, pt, name, resp);
+	*order_stmt = -1;
+	return a;
+}
+
+/*
  * 4., 5. and 6. in one round trip once every rule passed: the order (its
  * id allocated with the claim), its items, the stock decrease, the
  * ledger row SUCCEEDED with the exact response that will be replayed,
@@ -679,33 +699,22 @@ step_finish(struct attempt_ctx *c, struct response *resp)
 	    c->created) == -1)
 		return batch_too_big(c, resp);
 	order_stmt = 0;
-	if (FAULT_PLANNED(req->fault, FP_AFTER_ORDER_INSERT)) {
-		a = run_part(c, order_stmt, FP_AFTER_ORDER_INSERT,
-		    "after_order_insert", resp);
-		if (a != ATTEMPT_NEXT)
-			return a;
-		order_stmt = -1;
-	}
+	a = split_at(c, FP_AFTER_ORDER_INSERT, "after_order_insert",
+	    &order_stmt, resp);
+	if (a != ATTEMPT_NEXT)
+		return a;
 	if (store_batch_lines(b, c->id, req->in, c->rows) == -1)
 		return batch_too_big(c, resp);
-	if (FAULT_PLANNED(req->fault, FP_AFTER_STOCK_DECREASE)) {
-		a = run_part(c, order_stmt, FP_AFTER_STOCK_DECREASE,
-		    "after_stock_decrease", resp);
-		if (a != ATTEMPT_NEXT)
-			return a;
-		order_stmt = -1;
-	}
+	a = split_at(c, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
+	    &order_stmt, resp);
+	if (a != ATTEMPT_NEXT)
+		return a;
 	if (ledger_batch_finish(b, &c->scope, LEDGER_SUCCEEDED, resp,
 	    order_id) == -1)
 		return batch_too_big(c, resp);
-	if (FAULT_PLANNED(req->fault, FP_BEFORE_COMMIT)) {
-		c->commit_fault = 1;
-		a = run_part(c, order_stmt, FP_BEFORE_COMMIT, "before_commit",
-		    resp);
-		if (a != ATTEMPT_NEXT)
-			return a;
-		order_stmt = -1;
-	}
+	a = split_at(c, FP_BEFORE_COMMIT, "before_commit", &order_stmt, resp);
+	if (a != ATTEMPT_NEXT)
+		return a;
 	if (db_batch_commit(b) == -1)
 		return batch_too_big(c, resp);
 	a = run_part(c, order_stmt, FP_COUNT, NULL, resp);

@@ -157,21 +157,29 @@ out:
  * formatted here.
  */
 
+/* Append "(X'sku', ...)", the order's SKUs, to the statement. */
+static int
+batch_sku_list(struct db_batch *b, const struct order_input *in)
+{
+	size_t	 i;
+
+	for (i = 0; i < in->nitems; i++)
+		if (buf_adds(&b->sql, i > 0 ? ", " : "(") != BUF_OK ||
+		    db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1)
+			return -1;
+	return buf_addc(&b->sql, ')') == BUF_OK ? 0 : -1;
+}
+
 /* Add the stock lock: SELECT ... FOR UPDATE of every SKU, in SKU order. */
 int
 store_batch_lock(struct db_batch *b, const struct order_input *in)
 {
-	size_t	 i;
-
 	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT sku, currency, "
-	    "unit_price, available FROM stock WHERE sku IN (") == -1)
+	    "unit_price, available FROM stock WHERE sku IN ") == -1 ||
+	    batch_sku_list(b, in) == -1)
 		return -1;
-	for (i = 0; i < in->nitems; i++)
-		if ((i > 0 && buf_adds(&b->sql, ", ") != BUF_OK) ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1)
-			return -1;
-	return buf_adds(&b->sql, ") ORDER BY sku FOR UPDATE") == BUF_OK ?
+	return buf_adds(&b->sql, " ORDER BY sku FOR UPDATE") == BUF_OK ?
 	    0 : -1;
 }
 
@@ -261,14 +269,8 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 		    strlen(in->items[i].sku)) == -1 ||
 		    buf_printf(&b->sql, " THEN %d", in->items[i].qty) != BUF_OK)
 			return -1;
-	if (buf_adds(&b->sql, " END WHERE sku IN (") != BUF_OK)
-		return -1;
-	for (i = 0; i < in->nitems; i++)
-		if ((i > 0 && buf_adds(&b->sql, ", ") != BUF_OK) ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1)
-			return -1;
-	if (buf_addc(&b->sql, ')') != BUF_OK)
+	if (buf_adds(&b->sql, " END WHERE sku IN ") != BUF_OK ||
+	    batch_sku_list(b, in) == -1)
 		return -1;
 	return db_batch_guard(b, (long long)in->nitems);
 }
