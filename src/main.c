@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "conf.h"
 #include "db.h"
 #include "expire.h"
@@ -28,6 +29,9 @@ usage(FILE *fp)
 	    "                 turn expired idempotency keys into tombstones "
 	    "and purge\n"
 	    "                 old tombstones\n"
+	    "  audit [--json] report every breach of the exactly-once "
+	    "invariants\n"
+	    "                 (exit 0 clean, 1 breaches, 2 error)\n"
 	    "\n"
 	    "options:\n"
 	    "  -c FILE        configuration file (default %s)\n"
@@ -57,6 +61,7 @@ main(int argc, char *argv[])
 		{ "batch", required_argument, NULL, 'b' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -65,7 +70,7 @@ main(int argc, char *argv[])
 	struct expire_stats	 st;
 	struct db		 db;
 	long			 batch = 0;
-	int			 ch, dry_run = 0, rc;
+	int			 ch, dry_run = 0, json = 0, rc;
 	char			*end;
 
 	log_init("idemorders", 0, LOG_INFO);
@@ -90,6 +95,9 @@ main(int argc, char *argv[])
 		case 'n':
 			dry_run = 1;
 			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -109,7 +117,13 @@ main(int argc, char *argv[])
 	}
 	if ((batch || dry_run) && strcmp(cmd, "expire") != 0)
 		fatalx("--batch and --dry-run belong to expire");
+	if (json && strcmp(cmd, "audit") != 0) {
+		fprintf(stderr, "idemorders: --json belongs to audit\n");
+		return 2;
+	}
 
+	if (strcmp(cmd, "audit") == 0)
+		return audit_command(path, json);
 	conf = load(path);
 	log_init("idemorders", conf->log_syslog, conf->log_level);
 	if (strcmp(cmd, "serve") == 0)

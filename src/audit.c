@@ -1,0 +1,390 @@
+/*
+ * `idemorders audit`: one read-only pass over the database that reports
+ * every breach of the exactly-once invariants.  Each check is one SELECT
+ * whose rows are the breaches; the rows are streamed (mysql_use_result)
+ * and only counted, with the first AUDIT_SAMPLE of them kept, so memory
+ * stays bounded on tables of any size.  Every query is driven by a
+ * primary or unique key, so each check is one scan of one table.
+ *
+ * The session is READ COMMITTED: each check sees one consistent snapshot
+ * of committed rows, in which an order, its items, its stock change and
+ * its ledger row appear together or not at all, and in which no
+ * PROCESSING row may appear (the service never commits one).
+ *
+ * Principals and keys are compared byte for byte whatever the columns'
+ * collation (VARBINARY, *_nopad_bin or a PAD SPACE *_bin): the joins use
+ * the unique keys' own equality and add a CAST(... AS BINARY) equality.
+ *
+ * An order without any ledger row is allowed only when its key may have
+ * been purged: the retention job deletes a tombstone no earlier than
+ * tombstone_retention after expires_at, itself key_retention after the
+ * ledger row was written, so no order younger than key_retention +
+ * tombstone_retention (less a margin of request_deadline plus a minute
+ * for the clocks of the responders) may lack it; with
+ * tombstone_retention = 0 none may.  The values come from the
+ * configuration the audit runs with.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "audit.h"
+#include "conf.h"
+#include "db.h"
+#include "log.h"
+
+#define AUDIT_SAMPLE		10
+#define AUDIT_ID_MAX		64
+#define AUDIT_DETAIL_MAX	320
+#define AUDIT_FOREVER_S		(100LL * 366 * 86400)
+#define AUDIT_CLOCK_MARGIN_S	60
+
+/* The one number a check's SQL takes. */
+enum audit_param {
+	AP_NONE = 0,
+	AP_PURGE_AGE,		/* youngest order that may lack its row, s */
+	AP_RETENTION,		/* key_retention, s */
+};
+
+struct audit_check {
+	const char		*name;
+	const char		*what;
+	enum audit_param	 param;
+	const char		*sql;	/* rows: offending id, detail */
+};
+
+/* Byte-exact equality of two string columns, whatever their collation. */
+#define SAME(a, b)	"CAST(" a " AS BINARY) = CAST(" b " AS BINARY)"
+
+static const struct audit_check checks[] = {
+	{ "order_without_ledger",
+	  "orders whose key has no ledger row naming them (SUCCEEDED or an "
+	  "EXPIRED tombstone) and is too young to have been purged",
+	  AP_PURGE_AGE,
+	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
+	  "' key=', o.idempotency_key, ' created_at=', o.created_at, "
+	  "IF(r.id IS NULL, ' no ledger row', CONCAT(' ledger-', r.id, ' is ', "
+	  "r.status, ' naming ', IFNULL(r.resource_id, 'no order')))) "
+	  "FROM orders o LEFT JOIN idempotency_records r "
+	  "ON r.principal_id = o.principal_id AND r.operation = 'create-order' "
+	  "AND r.idem_key = o.idempotency_key "
+	  "AND " SAME("r.principal_id", "o.principal_id") " "
+	  "AND " SAME("r.idem_key", "o.idempotency_key") " "
+	  "WHERE (r.id IS NULL "
+	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL %lld SECOND) "
+	  "OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
+	  "AND r.resource_id <=> CONCAT('o-', o.id)))" },
+	{ "duplicate_order_key",
+	  "(principal, key) pairs with more than one order",
+	  AP_NONE,
+	  "SELECT CONCAT('o-', MIN(id)), CONCAT('principal=', "
+	  "MIN(principal_id), ' key=', MIN(idempotency_key), ' orders ', "
+	  "GROUP_CONCAT(CONCAT('o-', id) ORDER BY id SEPARATOR ',')) "
+	  "FROM orders GROUP BY principal_id, idempotency_key "
+	  "HAVING COUNT(*) > COUNT(DISTINCT CAST(principal_id AS BINARY), "
+	  "CAST(idempotency_key AS BINARY))" },
+	{ "succeeded_without_order",
+	  "SUCCEEDED ledger rows (or tombstones naming an order) whose "
+	  "resource_id is not an order of the same principal and key",
+	  AP_NONE,
+	  "SELECT CONCAT('ledger-', r.id), CONCAT('principal=', r.principal_id, "
+	  "' key=', r.idem_key, ' status=', r.status, ' resource_id=', "
+	  "IFNULL(r.resource_id, 'NULL')) "
+	  "FROM idempotency_records r LEFT JOIN orders o "
+	  "ON o.id = CAST(SUBSTRING(r.resource_id, 3) AS UNSIGNED) "
+	  "AND CONCAT('o-', o.id) = r.resource_id "
+	  "AND " SAME("o.principal_id", "r.principal_id") " "
+	  "AND " SAME("o.idempotency_key", "r.idem_key") " "
+	  "WHERE r.operation = 'create-order' AND (r.status = 'SUCCEEDED' "
+	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
+	  "AND o.id IS NULL" },
+	{ "order_without_items",
+	  "orders with no order_items row",
+	  AP_NONE,
+	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
+	  "' key=', o.idempotency_key) FROM orders o WHERE NOT EXISTS "
+	  "(SELECT 1 FROM order_items i WHERE i.order_id = o.id)" },
+	{ "negative_stock",
+	  "stock rows with available < 0",
+	  AP_NONE,
+	  "SELECT sku, CONCAT('available=', available) FROM stock "
+	  "WHERE available < 0" },
+	{ "processing_committed",
+	  "committed PROCESSING ledger rows (never committed by the service)",
+	  AP_NONE,
+	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
+	  "' key=', idem_key, ' created_at=', created_at) "
+	  "FROM idempotency_records WHERE status = 'PROCESSING'" },
+	{ "expires_at_mismatch",
+	  "ledger rows whose expires_at is not created_at + key_retention "
+	  "(within a second)",
+	  AP_RETENTION,
+	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
+	  "' key=', idem_key, ' created_at=', created_at, ' expires_at=', "
+	  "expires_at) FROM idempotency_records "
+	  "WHERE ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - %lld) > 1" },
+	{ "unknown_status",
+	  "ledger rows whose status is none of PROCESSING, SUCCEEDED, "
+	  "FAILED_FINAL, EXPIRED",
+	  AP_NONE,
+	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
+	  "' key=', idem_key, ' status=', status) FROM idempotency_records "
+	  "WHERE status NOT IN ('PROCESSING', 'SUCCEEDED', 'FAILED_FINAL', "
+	  "'EXPIRED')" },
+};
+#define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
+
+struct audit_sample {
+	char	 id[AUDIT_ID_MAX];
+	char	 detail[AUDIT_DETAIL_MAX];
+};
+
+struct audit_result {
+	long long		 count;
+	size_t			 nsample;
+	struct audit_sample	 sample[AUDIT_SAMPLE];
+};
+
+/* Copy at most size - 1 bytes of a column, never cutting a UTF-8 char. */
+static void
+copy_field(char *dst, size_t size, const char *src, unsigned long len)
+{
+	if (src == NULL) {
+		snprintf(dst, size, "NULL");
+		return;
+	}
+	if (len >= size) {
+		len = size - 1;
+		while (len > 0 && ((unsigned char)src[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/* Record the connection's last error where it happened. */
+static void
+conn_fail(struct db *db)
+{
+	db_fail(db, DB_OK, mysql_errno(db->my), mysql_error(db->my));
+}
+
+/*
+ * Run one check, streaming its rows.  Returns 0, or -1 with the server's
+ * error in *db (last_errno, last_error).
+ */
+static int
+run_check(struct db *db, const struct audit_check *c, long long param,
+    struct audit_result *res)
+{
+	MYSQL_RES	*rs = NULL;
+	MYSQL_ROW	 row;
+	unsigned long	*len;
+	char		 sql[2048];
+	int		 n, rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (c->param == AP_NONE)
+		n = snprintf(sql, sizeof(sql), "%s", c->sql);
+	else
+		n = snprintf(sql, sizeof(sql), c->sql, param);
+	if (n < 0 || (size_t)n >= sizeof(sql)) {
+		snprintf(db->last_error, sizeof(db->last_error),
+		    "%s: query too long", c->name);
+		return -1;
+	}
+	if (mysql_real_query(db->my, sql, (unsigned long)n) != 0) {
+		conn_fail(db);
+		goto out;
+	}
+	rs = mysql_use_result(db->my);
+	if (rs == NULL) {
+		conn_fail(db);
+		goto out;
+	}
+	for (;;) {
+		row = mysql_fetch_row(rs);
+		if (row == NULL)
+			break;
+		len = mysql_fetch_lengths(rs);
+		if (res->nsample < AUDIT_SAMPLE) {
+			copy_field(res->sample[res->nsample].id, AUDIT_ID_MAX,
+			    row[0], len[0]);
+			copy_field(res->sample[res->nsample].detail,
+			    AUDIT_DETAIL_MAX, row[1], len[1]);
+			res->nsample++;
+		}
+		res->count++;
+	}
+	if (mysql_errno(db->my) != 0) {
+		conn_fail(db);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rs != NULL)
+		mysql_free_result(rs);
+	db_rollback(db);
+	return rc;
+}
+
+/* Print the report for people: one line a check, samples under breaches. */
+static void
+print_text(FILE *fp, const struct audit_result *res, long long breaches,
+    size_t nbad)
+{
+	size_t	 i, j;
+
+	for (i = 0; i < NCHECKS; i++) {
+		fprintf(fp, "%-7s %s: %lld\n", res[i].count ? "BREACH" : "ok",
+		    checks[i].name, res[i].count);
+		if (res[i].count == 0)
+			continue;
+		fprintf(fp, "        %s\n", checks[i].what);
+		for (j = 0; j < res[i].nsample; j++)
+			fprintf(fp, "        %s %s\n", res[i].sample[j].id,
+			    res[i].sample[j].detail);
+		if (res[i].count > (long long)res[i].nsample)
+			fprintf(fp, "        ... and %lld more\n",
+			    res[i].count - (long long)res[i].nsample);
+	}
+	if (breaches == 0)
+		fprintf(fp, "audit: clean (%zu checks)\n", NCHECKS);
+	else
+		fprintf(fp, "audit: %lld breaches in %zu of %zu checks\n",
+		    breaches, nbad, NCHECKS);
+}
+
+/* Print the report as one JSON object, for monitoring. */
+static int
+print_json(FILE *fp, const struct audit_result *res, long long breaches,
+    long long purge_age, long long retention)
+{
+	json_object	*top, *all, *one, *ids;
+	size_t		 i, j;
+	int		 rc = -1;
+
+	top = json_object_new_object();
+	all = json_object_new_object();
+	if (top == NULL || all == NULL) {
+		json_object_put(all);
+		goto out;
+	}
+	json_object_object_add(top, "clean",
+	    json_object_new_boolean(breaches == 0));
+	json_object_object_add(top, "breaches",
+	    json_object_new_int64(breaches));
+	json_object_object_add(top, "key_retention_s",
+	    json_object_new_int64(retention));
+	json_object_object_add(top, "purge_age_s",
+	    json_object_new_int64(purge_age));
+	json_object_object_add(top, "checks", all);
+	for (i = 0; i < NCHECKS; i++) {
+		one = json_object_new_object();
+		ids = json_object_new_array();
+		if (one == NULL || ids == NULL) {
+			json_object_put(one);
+			json_object_put(ids);
+			goto out;
+		}
+		json_object_object_add(all, checks[i].name, one);
+		json_object_object_add(one, "count",
+		    json_object_new_int64(res[i].count));
+		for (j = 0; j < res[i].nsample; j++)
+			json_object_array_add(ids,
+			    json_object_new_string(res[i].sample[j].id));
+		json_object_object_add(one, "sample", ids);
+	}
+	fprintf(fp, "%s\n", json_object_to_json_string_ext(top,
+	    JSON_C_TO_STRING_PLAIN));
+	rc = 0;
+out:
+	json_object_put(top);
+	return rc;
+}
+
+/*
+ * Run every check and print the report (JSON when json is set) to fp.
+ * Returns AUDIT_CLEAN, AUDIT_BREACH or AUDIT_ERROR.
+ */
+int
+audit_run(const struct conf *conf, int json, FILE *fp)
+{
+	struct db		 db;
+	struct audit_result	*res;
+	long long		 breaches = 0, purge_age, retention, param;
+	size_t			 i, nbad = 0;
+	int			 rc = AUDIT_ERROR;
+
+	res = calloc(NCHECKS, sizeof(*res));
+	if (res == NULL) {
+		log_warn("calloc");
+		return AUDIT_ERROR;
+	}
+	retention = conf->key_retention_ms / 1000;
+	if (conf->tombstone_retention_ms == 0)
+		purge_age = AUDIT_FOREVER_S;
+	else
+		purge_age = retention + conf->tombstone_retention_ms / 1000 -
+		    conf->request_deadline_ms / 1000 - AUDIT_CLOCK_MARGIN_S;
+	if (purge_age < 0)
+		purge_age = 0;
+
+	/* No deadline: a scan may run long before its first row. */
+	db_init(&db, conf);
+	if (db_connect(&db) != DB_OK) {
+		fprintf(stderr, "idemorders audit: cannot connect to the "
+		    "database: %s\n", db.last_error);
+		goto out;
+	}
+	for (i = 0; i < NCHECKS; i++) {
+		param = checks[i].param == AP_PURGE_AGE ? purge_age : retention;
+		if (run_check(&db, &checks[i], param, &res[i]) == -1) {
+			fprintf(stderr, "idemorders audit: %s: %s\n",
+			    checks[i].name, db.last_error);
+			goto out;
+		}
+		breaches += res[i].count;
+		if (res[i].count > 0)
+			nbad++;
+	}
+	if (json) {
+		if (print_json(fp, res, breaches, purge_age, retention) == -1) {
+			fprintf(stderr, "idemorders audit: out of memory\n");
+			goto out;
+		}
+	} else
+		print_text(fp, res, breaches, nbad);
+	if (fflush(fp) != 0) {
+		log_warn("audit report");
+		goto out;
+	}
+	rc = breaches == 0 ? AUDIT_CLEAN : AUDIT_BREACH;
+out:
+	db_disconnect(&db);
+	free(res);
+	return rc;
+}
+
+/* `idemorders audit`: load the configuration, audit, print to stdout. */
+int
+audit_command(const char *path, int json)
+{
+	struct conf	 conf;
+	char		 err[512];
+	int		 rc;
+
+	if (conf_load(&conf, path, err, sizeof(err)) == -1) {
+		fprintf(stderr, "idemorders audit: %s\n", err);
+		conf_clear(&conf);
+		return AUDIT_ERROR;
+	}
+	log_init("idemorders", conf.log_syslog, conf.log_level);
+	rc = audit_run(&conf, json, stdout);
+	conf_clear(&conf);
+	return rc;
+}

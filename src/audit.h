@@ -1,0 +1,21 @@
+/*
+ * The audit: reads the database and reports every breach of the
+ * exactly-once invariants, streaming each check's rows so that memory
+ * stays bounded whatever the size of the tables.
+ */
+#ifndef IDEMORDERS_AUDIT_H
+#define IDEMORDERS_AUDIT_H
+
+#include <stdio.h>
+
+struct conf;
+
+/* Exit statuses of `idemorders audit`. */
+#define AUDIT_CLEAN	0	/* no breach */
+#define AUDIT_BREACH	1	/* at least one breach, reported */
+#define AUDIT_ERROR	2	/* usage, configuration or database error */
+
+int	audit_run(const struct conf *, int, FILE *);
+int	audit_command(const char *, int);
+
+#endif
