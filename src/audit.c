@@ -55,6 +55,7 @@ struct audit_check {
 	const char		*what;
 	enum audit_param	 param;
 	const char		*sql;	/* rows: offending id, detail */
+	const char		*tail;	/* after the parameter, if any */
 };
 
 /* Byte-exact equality of two string columns, whatever their collation. */
@@ -75,8 +76,8 @@ static const struct audit_check checks[] = {
 	  "AND " SAME("r.principal_id", "o.principal_id") " "
 	  "AND " SAME("r.idem_key", "o.idempotency_key") " "
 	  "WHERE (r.id IS NULL "
-	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL %lld SECOND) "
-	  "OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
+	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL ",
+	  " SECOND) OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
 	  "AND r.resource_id <=> CONCAT('o-', o.id)))" },
 	{ "duplicate_order_key",
 	  "(principal, key) pairs with more than one order",
@@ -86,7 +87,8 @@ static const struct audit_check checks[] = {
 	  "GROUP_CONCAT(CONCAT('o-', id) ORDER BY id SEPARATOR ',')) "
 	  "FROM orders GROUP BY principal_id, idempotency_key "
 	  "HAVING COUNT(*) > COUNT(DISTINCT CAST(principal_id AS BINARY), "
-	  "CAST(idempotency_key AS BINARY))" },
+	  "CAST(idempotency_key AS BINARY))",
+	  NULL },
 	{ "succeeded_without_order",
 	  "SUCCEEDED ledger rows (or tombstones naming an order) whose "
 	  "resource_id is not an order of the same principal and key",
@@ -101,24 +103,28 @@ static const struct audit_check checks[] = {
 	  "AND " SAME("o.idempotency_key", "r.idem_key") " "
 	  "WHERE r.operation = 'create-order' AND (r.status = 'SUCCEEDED' "
 	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
-	  "AND o.id IS NULL" },
+	  "AND o.id IS NULL",
+	  NULL },
 	{ "order_without_items",
 	  "orders with no order_items row",
 	  AP_NONE,
 	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
 	  "' key=', o.idempotency_key) FROM orders o WHERE NOT EXISTS "
-	  "(SELECT 1 FROM order_items i WHERE i.order_id = o.id)" },
+	  "(SELECT 1 FROM order_items i WHERE i.order_id = o.id)",
+	  NULL },
 	{ "negative_stock",
 	  "stock rows with available < 0",
 	  AP_NONE,
 	  "SELECT sku, CONCAT('available=', available) FROM stock "
-	  "WHERE available < 0" },
+	  "WHERE available < 0",
+	  NULL },
 	{ "processing_committed",
 	  "committed PROCESSING ledger rows (never committed by the service)",
 	  AP_NONE,
 	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
 	  "' key=', idem_key, ' created_at=', created_at) "
-	  "FROM idempotency_records WHERE status = 'PROCESSING'" },
+	  "FROM idempotency_records WHERE status = 'PROCESSING'",
+	  NULL },
 	{ "expires_at_mismatch",
 	  "ledger rows whose expires_at is not created_at + key_retention "
 	  "(within a second)",
@@ -126,7 +132,8 @@ static const struct audit_check checks[] = {
 	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
 	  "' key=', idem_key, ' created_at=', created_at, ' expires_at=', "
 	  "expires_at) FROM idempotency_records "
-	  "WHERE ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - %lld) > 1" },
+	  "WHERE ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - ",
+	  ") > 1" },
 	{ "unknown_status",
 	  "ledger rows whose status is none of PROCESSING, SUCCEEDED, "
 	  "FAILED_FINAL, EXPIRED",
@@ -134,7 +141,8 @@ static const struct audit_check checks[] = {
 	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
 	  "' key=', idem_key, ' status=', status) FROM idempotency_records "
 	  "WHERE status NOT IN ('PROCESSING', 'SUCCEEDED', 'FAILED_FINAL', "
-	  "'EXPIRED')" },
+	  "'EXPIRED')",
+	  NULL },
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
 
@@ -191,7 +199,8 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 	if (c->param == AP_NONE)
 		n = snprintf(sql, sizeof(sql), "%s", c->sql);
 	else
-		n = snprintf(sql, sizeof(sql), c->sql, param);
+		n = snprintf(sql, sizeof(sql), "%s%lld%s", c->sql, param,
+		    c->tail);
 	if (n < 0 || (size_t)n >= sizeof(sql)) {
 		snprintf(db->last_error, sizeof(db->last_error),
 		    "%s: query too long", c->name);

@@ -493,3 +493,8 @@ stack_expire() {
 	[[ -x $BIN && -f $CONF ]] || die "stack '$STACK' is not built: run $PROG up"
 	exec "$BIN" expire -c "$CONF" "$@"
 }
+
+stack_audit() {
+	[[ -x $BIN && -f $CONF ]] || die "stack '$STACK' is not built: run $PROG up"
+	exec "$BIN" audit -c "$CONF" "$@"
+}
