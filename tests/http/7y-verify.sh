@@ -135,9 +135,8 @@ sed -e "s|^server.port .*|server.port = $port|" \
     -e "s|^accesslog.filename .*|accesslog.filename = \"$priv/log/access.log\"|" \
     -e "s|\"socket\" *=> *\"$FCGI_SOCKET\"|\"socket\" => \"$priv/sock\"|" \
     "$RUNDIR/lighttpd.conf" >"$priv/lighttpd.conf"
-if lighttpd -D -f "$priv/lighttpd.conf" </dev/null >"$priv/lighttpd.out" 2>&1 & then
-	PLPID=$!
-fi
+lighttpd -D -f "$priv/lighttpd.conf" </dev/null >"$priv/lighttpd.out" 2>&1 &
+PLPID=$!
 for ((i = 0; i < 50; i++)); do
 	curl -s -o /dev/null "http://127.0.0.1:$port$MOUNT/_health" && break
 	sleep 0.1
