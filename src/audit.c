@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -57,7 +58,6 @@ struct audit_check {
 	const char		*what;
 	enum audit_param	 param;
 	const char		*sql;	/* rows: offending id, detail */
-	const char		*tail;	/* after the parameter, if any */
 };
 
 /* Byte-exact equality of two string columns, whatever their collation. */
@@ -77,10 +77,10 @@ static const struct audit_check checks[] = {
 	  "AND r.idem_key = o.idempotency_key "
 	  "AND " SAME("r.principal_id", "o.principal_id") " "
 	  "AND " SAME("r.idem_key", "o.idempotency_key") " "
-	  "WHERE (r.id IS NULL "
-	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL ",
-	  " SECOND) OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
-	  "AND r.resource_id <=> CONCAT('o-', o.id)))" },
+	  "WHERE o.created_at >= FROM_UNIXTIME(@S) AND ((r.id IS NULL "
+	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL @P SECOND) "
+	  "OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
+	  "AND r.resource_id <=> CONCAT('o-', o.id))))" },
 	{ "duplicate_order_key",
 	  "(principal, key) pairs with more than one order",
 	  AP_NONE,
@@ -89,8 +89,8 @@ static const struct audit_check checks[] = {
 	  "GROUP_CONCAT(CONCAT('o-', id) ORDER BY id SEPARATOR ',')) "
 	  "FROM orders GROUP BY principal_id, idempotency_key "
 	  "HAVING COUNT(*) > COUNT(DISTINCT CAST(principal_id AS BINARY), "
-	  "CAST(idempotency_key AS BINARY))",
-	  NULL },
+	  "CAST(idempotency_key AS BINARY)) "
+	  "AND MAX(created_at) >= FROM_UNIXTIME(@S)" },
 	{ "succeeded_without_order",
 	  "SUCCEEDED ledger rows (or tombstones naming an order) whose "
 	  "resource_id is not an order of the same principal and key",
@@ -103,31 +103,29 @@ static const struct audit_check checks[] = {
 	  "AND CONCAT('o-', o.id) = r.resource_id "
 	  "AND " SAME("o.principal_id", "r.principal_id") " "
 	  "AND " SAME("o.idempotency_key", "r.idem_key") " "
-	  "WHERE r.operation = 'create-order' AND (r.status = 'SUCCEEDED' "
+	  "WHERE r.created_at >= FROM_UNIXTIME(@S) "
+	  "AND r.operation = 'create-order' AND (r.status = 'SUCCEEDED' "
 	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
-	  "AND o.id IS NULL",
-	  NULL },
+	  "AND o.id IS NULL" },
 	{ "order_without_items",
 	  "orders with no order_items row",
 	  AP_NONE,
 	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
 	  "' key=', o.idempotency_key) FROM orders o "
 	  "LEFT JOIN order_items i ON i.order_id = o.id "
-	  "WHERE i.order_id IS NULL",
-	  NULL },
+	  "WHERE i.order_id IS NULL AND o.created_at >= FROM_UNIXTIME(@S)" },
 	{ "negative_stock",
 	  "stock rows with available < 0",
 	  AP_NONE,
 	  "SELECT sku, CONCAT('available=', available) FROM stock "
-	  "WHERE available < 0",
-	  NULL },
+	  "WHERE available < 0" },
 	{ "processing_committed",
 	  "committed PROCESSING ledger rows (never committed by the service)",
 	  AP_NONE,
 	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
 	  "' key=', idem_key, ' created_at=', created_at) "
-	  "FROM idempotency_records WHERE status = 'PROCESSING'",
-	  NULL },
+	  "FROM idempotency_records WHERE status = 'PROCESSING' "
+	  "AND created_at >= FROM_UNIXTIME(@S)" },
 	{ "expires_at_mismatch",
 	  "ledger rows whose expires_at is not created_at + key_retention "
 	  "(within a second)",
@@ -135,8 +133,8 @@ static const struct audit_check checks[] = {
 	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
 	  "' key=', idem_key, ' created_at=', created_at, ' expires_at=', "
 	  "expires_at) FROM idempotency_records "
-	  "WHERE ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - ",
-	  ") > 1" },
+	  "WHERE created_at >= FROM_UNIXTIME(@S) "
+	  "AND ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - @P) > 1" },
 	{ "unknown_status",
 	  "ledger rows whose status is none of PROCESSING, SUCCEEDED, "
 	  "FAILED_FINAL, EXPIRED",
@@ -144,8 +142,7 @@ static const struct audit_check checks[] = {
 	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
 	  "' key=', idem_key, ' status=', status) FROM idempotency_records "
 	  "WHERE status NOT IN ('PROCESSING', 'SUCCEEDED', 'FAILED_FINAL', "
-	  "'EXPIRED')",
-	  NULL },
+	  "'EXPIRED') AND created_at >= FROM_UNIXTIME(@S)" },
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
 
@@ -177,6 +174,36 @@ copy_field(char *dst, size_t size, const char *src, unsigned long len)
 	dst[len] = '\0';
 }
 
+/*
+ * Write the SQL of a check to dst: "@P" becomes its parameter, "@S" the
+ * epoch second from which rows are audited.  Returns the length, or -1
+ * when it does not fit.
+ */
+static int
+expand(char *dst, size_t size, const char *tpl, long long param,
+    long long since)
+{
+	size_t	 n = 0;
+	int	 w;
+
+	while (*tpl != '\0') {
+		if (tpl[0] == '@' && (tpl[1] == 'P' || tpl[1] == 'S')) {
+			w = snprintf(dst + n, size - n, "%lld",
+			    tpl[1] == 'P' ? param : since);
+			if (w < 0 || (size_t)w >= size - n)
+				return -1;
+			n += (size_t)w;
+			tpl += 2;
+			continue;
+		}
+		if (n + 1 >= size)
+			return -1;
+		dst[n++] = *tpl++;
+	}
+	dst[n] = '\0';
+	return (int)n;
+}
+
 /* Record the connection's last error where it happened. */
 static void
 conn_fail(struct db *db)
@@ -190,7 +217,7 @@ conn_fail(struct db *db)
  */
 static int
 run_check(struct db *db, const struct audit_check *c, long long param,
-    struct audit_result *res)
+    long long since, struct audit_result *res)
 {
 	MYSQL_RES	*rs = NULL;
 	MYSQL_ROW	 row;
@@ -199,12 +226,8 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 	int		 n, rc = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (c->param == AP_NONE)
-		n = snprintf(sql, sizeof(sql), "%s", c->sql);
-	else
-		n = snprintf(sql, sizeof(sql), "%s%lld%s", c->sql, param,
-		    c->tail);
-	if (n < 0 || (size_t)n >= sizeof(sql)) {
+	n = expand(sql, sizeof(sql), c->sql, param, since);
+	if (n < 0) {
 		snprintf(db->last_error, sizeof(db->last_error),
 		    "%s: query too long", c->name);
 		return -1;
@@ -274,7 +297,7 @@ print_text(FILE *fp, const struct audit_result *res, long long breaches,
 /* Print the report as one JSON object, for monitoring. */
 static int
 print_json(FILE *fp, const struct audit_result *res, long long breaches,
-    long long purge_age, long long retention)
+    long long purge_age, long long retention, long long since)
 {
 	json_object	*top, *all, *one, *ids;
 	size_t		 i, j;
@@ -294,6 +317,7 @@ print_json(FILE *fp, const struct audit_result *res, long long breaches,
 	    json_object_new_int64(retention));
 	json_object_object_add(top, "purge_age_s",
 	    json_object_new_int64(purge_age));
+	json_object_object_add(top, "since", json_object_new_int64(since));
 	json_object_object_add(top, "checks", all);
 	for (i = 0; i < NCHECKS; i++) {
 		one = json_object_new_object();
@@ -320,23 +344,29 @@ out:
 }
 
 /*
- * Run every check and print the report (JSON when json is set) to fp.
+ * Run every check on the rows created from epoch second since on (0: all)
+ * and print the report (JSON when json is set) to fp.
  * Returns AUDIT_CLEAN, AUDIT_BREACH or AUDIT_ERROR.
  */
 int
-audit_run(const struct conf *conf, int json, FILE *fp)
+audit_run(const struct conf *conf, int json, long long since, FILE *fp)
 {
 	struct db		 db;
 	struct audit_result	*res;
 	long long		 breaches = 0, purge_age, retention, param;
 	size_t			 i, nbad = 0;
 	int			 rc = AUDIT_ERROR;
+	time_t			 t = (time_t)since;
+	char			 since_text[64];
+	struct tm		 tm;
 
 	res = calloc(NCHECKS, sizeof(*res));
 	if (res == NULL) {
 		log_warn("calloc");
 		return AUDIT_ERROR;
 	}
+	gmtime_r(&t, &tm);
+	strftime(since_text, sizeof(since_text), "%Y-%m-%d %H:%M:%S UTC\n", &tm);
 	retention = conf->key_retention_ms / 1000;
 	if (conf->tombstone_retention_ms == 0)
 		purge_age = AUDIT_FOREVER_S;
@@ -355,7 +385,7 @@ audit_run(const struct conf *conf, int json, FILE *fp)
 	}
 	for (i = 0; i < NCHECKS; i++) {
 		param = checks[i].param == AP_PURGE_AGE ? purge_age : retention;
-		if (run_check(&db, &checks[i], param, &res[i]) == -1) {
+		if (run_check(&db, &checks[i], param, since, &res[i]) == -1) {
 			fprintf(stderr, "idemorders audit: %s: %s\n",
 			    checks[i].name, db.last_error);
 			goto out;
@@ -365,12 +395,16 @@ audit_run(const struct conf *conf, int json, FILE *fp)
 			nbad++;
 	}
 	if (json) {
-		if (print_json(fp, res, breaches, purge_age, retention) == -1) {
+		if (print_json(fp, res, breaches, purge_age, retention,
+		    since) == -1) {
 			fprintf(stderr, "idemorders audit: out of memory\n");
 			goto out;
 		}
-	} else
+	} else {
+		if (since > 0)
+			fprintf(fp, "audit: rows created since %s", since_text);
 		print_text(fp, res, breaches, nbad);
+	}
 	if (fflush(fp) != 0) {
 		log_warn("audit report");
 		goto out;
@@ -382,21 +416,59 @@ out:
 	return rc;
 }
 
-/* `idemorders audit`: load the configuration, audit, print to stdout. */
+/*
+ * Parse --since: "@EPOCH" (seconds) or a duration back from now ("90m",
+ * "24h").  Returns 0, or -1 if malformed.
+ */
+static int
+parse_since(const char *s, long long *since)
+{
+	char		*end;
+	long long	 n;
+	long		 ms;
+
+	if (s[0] == '@') {
+		if (s[1] < '0' || s[1] > '9')
+			return -1;
+		n = strtoll(s + 1, &end, 10);
+		if (*end != '\0' || n < 0)
+			return -1;
+		*since = n;
+		return 0;
+	}
+	if (conf_parse_duration(s, &ms) == -1)
+		return -1;
+	*since = (long long)time(NULL) - ms / 1000;
+	if (*since < 0)
+		*since = 0;
+	return 0;
+}
+
+/*
+ * `idemorders audit [--since WHEN]`: load the configuration, audit,
+ * print to stdout.  since_arg may be NULL (every row).
+ */
 int
-audit_command(const char *path, int json)
+audit_command(const char *path, int json, const char *since_arg)
 {
 	struct conf	 conf;
 	char		 err[512];
+	long long	 since = 0;
 	int		 rc;
 
+	if (since_arg != NULL && parse_since(since_arg, &since) == -1) {
+		fprintf(stderr, "idemorders audit: --since \"%s\": expected "
+		    "@EPOCH_SECONDS or a duration such as 90m or 24h\n",
+		    since_arg);
+		return AUDIT_ERROR;
+	}
 	if (conf_load(&conf, path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "idemorders audit: %s\n", err);
 		conf_clear(&conf);
 		return AUDIT_ERROR;
 	}
 	log_init("idemorders", conf.log_syslog, conf.log_level);
-	rc = audit_run(&conf, json, stdout);
+	rc = audit_run(&conf, json, since, stdout);
 	conf_clear(&conf);
 	return rc;
 }

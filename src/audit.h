@@ -15,7 +15,7 @@ struct conf;
 #define AUDIT_BREACH	1	/* at least one breach, reported */
 #define AUDIT_ERROR	2	/* usage, configuration or database error */
 
-int	audit_run(const struct conf *, int, FILE *);
-int	audit_command(const char *, int);
+int	audit_run(const struct conf *, int, long long, FILE *);
+int	audit_command(const char *, int, const char *);
 
 #endif

@@ -29,7 +29,8 @@ usage(FILE *fp)
 	    "                 turn expired idempotency keys into tombstones "
 	    "and purge\n"
 	    "                 old tombstones\n"
-	    "  audit [--json] report every breach of the exactly-once "
+	    "  audit [--json] [--since @EPOCH|DURATION]\n"
+	    "                 report every breach of the exactly-once "
 	    "invariants\n"
 	    "                 (exit 0 clean, 1 breaches, 2 error)\n"
 	    "\n"
@@ -62,10 +63,12 @@ main(int argc, char *argv[])
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "since", required_argument, NULL, 's' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char		*path = CONF_DEFAULT_PATH, *cmd = NULL;
+	const char		*since = NULL;
 	struct conf		*conf;
 	struct expire_stats	 st;
 	struct db		 db;
@@ -98,6 +101,9 @@ main(int argc, char *argv[])
 		case 'j':
 			json = 1;
 			break;
+		case 's':
+			since = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -117,13 +123,14 @@ main(int argc, char *argv[])
 	}
 	if ((batch || dry_run) && strcmp(cmd, "expire") != 0)
 		fatalx("--batch and --dry-run belong to expire");
-	if (json && strcmp(cmd, "audit") != 0) {
-		fprintf(stderr, "idemorders: --json belongs to audit\n");
+	if ((json || since != NULL) && strcmp(cmd, "audit") != 0) {
+		fprintf(stderr, "idemorders: --json and --since belong to "
+		    "audit\n");
 		return 2;
 	}
 
 	if (strcmp(cmd, "audit") == 0)
-		return audit_command(path, json);
+		return audit_command(path, json, since);
 	conf = load(path);
 	log_init("idemorders", conf->log_syslog, conf->log_level);
 	if (strcmp(cmd, "serve") == 0)

@@ -210,6 +210,18 @@ a1=${OID[a1]}
 psql "CREATE TABLE saved AS SELECT * FROM order_items WHERE order_id = ${a1#o-};
     DELETE FROM order_items WHERE order_id = ${a1#o-}"
 expect_breach "items of $a1 deleted" order_without_items "$a1" only
+# --since: only rows created from then on.
+out=$("$IDEMORDERS_BIN" audit -c "$CONF" --since 1h 2>&1)
+rc=$?
+[[ $rc == 1 && $out == *"audit: rows created since "* && $out == *"BREACH  order_without_items: 1"* ]] &&
+    ok "--since 1h: $a1 reported" || fail "--since 1h" "exit $rc: $out"
+out=$("$IDEMORDERS_BIN" audit -c "$CONF" --since "@$(($(date +%s) + 5))" --json 2>&1)
+rc=$?
+[[ $rc == 0 ]] && jq -e '.clean == true and .since > 0' <<<"$out" >/dev/null &&
+    ok "--since a moment from now: clean, exit 0" || fail "--since @future" "exit $rc: $out"
+"$IDEMORDERS_BIN" audit -c "$CONF" --since yesterday >/dev/null 2>&1
+rc=$?
+[[ $rc == 2 ]] && ok "--since yesterday: refused, exit 2" || fail "--since yesterday" "exit $rc"
 psql "INSERT INTO order_items SELECT * FROM saved; DROP TABLE saved"
 expect_clean "items of $a1 restored"
 
