@@ -35,14 +35,12 @@ fi
 
 # Every run of the quick set, each with answers and none unexpected
 # (a conflict run expects its 409s; wrk's non-2xx is not used).
-for row in "H H lighttpd" "H H apache" "H H apache-reuse" "D D -" \
+for row in "H H lighttpd" "H H apache" "D D -" \
     "D D-batched -" "D D-proc -" "D D-hot -" "D D-hot-batched -" \
     "D D-hot-proc -" \
-    "app create lighttpd" "app create apache" "app create apache-reuse" \
-    "app replay lighttpd" "app replay apache" "app replay apache-reuse" \
-    "app conflict lighttpd" "app conflict apache" "app conflict apache-reuse" \
-    "app get lighttpd" "app get apache" "app get apache-reuse" \
-    "app hot lighttpd" "app hot apache" "app hot apache-reuse"; do
+    "app create lighttpd" "app create apache" "app replay lighttpd" \
+    "app replay apache" "app conflict lighttpd" "app conflict apache" \
+    "app get lighttpd" "app get apache" "app hot lighttpd" "app hot apache"; do
 	read -r kind test server <<<"$row"
 	line=$(awk -F'\t' -v k="$kind" -v t="$test" -v s="$server" \
 	    '$1 == k && $2 == t && $3 == s' "$tsv" 2>/dev/null | head -n 1)
@@ -64,7 +62,7 @@ for row in "H H lighttpd" "H H apache" "H H apache-reuse" "D D -" \
 done
 
 # The table: every row and the targets section, with the ceilings.
-for s in lighttpd apache apache-reuse; do
+for s in lighttpd apache; do
 	if grep -qE "^\| C = 1/\(1/H\+1/D\*\) \| $s \| [0-9]+ \| [0-9]+ \|" "$md" 2>/dev/null; then
 		ok "table has the combined ceiling C through $s"
 	else
@@ -74,7 +72,7 @@ done
 for name in '| H (hello-fcgi) | lighttpd |' '| H (hello-fcgi) | apache |' \
     '| D (dbtx naive: 8 round trips) |' '| D-batched (dbtx: 2 round trips) |' \
     '| D-proc (dbtx: 1 CALL) |' '| D-hot (dbtx naive, one SKU) |' \
-    '| create | lighttpd |' '| create | apache |' '| create | apache-reuse |' \
+    '| create | lighttpd |' '| create | apache |' \
     '| replay | lighttpd |' '| replay | apache |' '| conflict | lighttpd |' \
     '| conflict | apache |' '| get | lighttpd |' '| get | apache |' \
     '| hot | lighttpd |' '| hot | apache |' '## Targets'; do

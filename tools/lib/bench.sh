@@ -68,7 +68,10 @@ run_bench() {
 	export IDEMORDERS_STACK=bench
 	stack_vars
 	PACKAGES+=(wrk gnuplot-nox)
+	# The full run adds Apache with enablereuse=on (bench_reuse_start).
+	BENCH_SERVERS="lighttpd apache apache-reuse"
 	if [[ $BENCH_QUICK == 1 ]]; then
+		BENCH_SERVERS="lighttpd apache"
 		BENCH_SECONDS=${BENCH_SECONDS:-3}
 		BENCH_LEVELS=${BENCH_LEVELS:-$BENCH_HOT_C}
 		BENCH_NAME=quick
@@ -385,6 +388,7 @@ EOF
 	bench_stock
 	wait_http "$LIGHTTPD_URL$MOUNT/_health" || die "bench: lighttpd health"
 	wait_http "$APACHE_URL$MOUNT/_health" || die "bench: Apache health"
+	[[ $BENCH_SERVERS == *apache-reuse* ]] || return 0
 	bench_reuse_start
 	wait_http "$(bench_url apache-reuse)$MOUNT/_health" ||
 	    die "bench: Apache (enablereuse=on) health"
@@ -538,7 +542,7 @@ bench_main() {
 	hello_start
 	bench_warmup H 200
 
-	for s in lighttpd apache apache-reuse; do
+	for s in $BENCH_SERVERS; do
 		for c in "${levels[@]}"; do
 			bench_wrk H H "$s" "$c" create 200
 		done
@@ -568,7 +572,7 @@ bench_main() {
 
 	echo "idemorders ($BENCH_WORKERS workers)"
 	bench_warmup app 201
-	for s in lighttpd apache apache-reuse; do
+	for s in $BENCH_SERVERS; do
 		for c in "${levels[@]}"; do
 			bench_wrk app create "$s" "$c" create 201
 		done
