@@ -16,15 +16,19 @@
 
 #define CONF_FILE_MAX	(1024 * 1024)
 #define CONF_LINE_MAX	4096
+#define PASSWORD_MAX	4096	/* bytes of a db_password_file */
+#define LISTEN_HOST_MAX	255	/* a DNS name or an address */
 
 enum conf_type {
-	T_STRING,
+	T_STRING,	/* non-empty string */
+	T_OPTSTRING,	/* string; empty: unset */
 	T_PATH,		/* string, must be absolute */
 	T_INT,		/* int in [min, max] */
 	T_LONG,		/* long in [min, max] */
 	T_PORT,
 	T_MODE,		/* octal permission bits */
-	T_DURATION,	/* milliseconds in [min, max] */
+	T_DURATION,	/* milliseconds in [min, max], a long */
+	T_LDURATION,	/* milliseconds in [min, max], a long long */
 	T_SIZE,		/* bytes in [min, max] */
 	T_LOGLEVEL,
 	T_LOGTARGET,
@@ -39,17 +43,19 @@ struct conf_key {
 	const char	*name;
 	enum conf_type	 type;
 	size_t		 off;
-	long		 min;
-	long		 max;
+	long long	 min;
+	long long	 max;
 };
 
+static int	conf_check(const struct conf *, const char *, char *, size_t);
+
 #define F(m)	offsetof(struct conf, m)
-#define DAY_MS	(24L * 3600 * 1000)
+#define DAY_MS	(24LL * 3600 * 1000)
 
 static const struct conf_key conf_keys[] = {
 	{ "listen",		T_LISTEN,	F(listen), 0, 0 },
 	{ "socket_mode",	T_MODE,		F(socket_mode), 0, 07777 },
-	{ "socket_group",	T_STRING,	F(socket_group), 0, 0 },
+	{ "socket_group",	T_OPTSTRING,	F(socket_group), 0, 0 },
 	{ "workers",		T_INT,		F(workers), 1, 512 },
 	{ "max_requests",	T_LONG,		F(max_requests), 0, LONG_MAX },
 	{ "log_level",		T_LOGLEVEL,	F(log_level), 0, 0 },
@@ -62,13 +68,13 @@ static const struct conf_key conf_keys[] = {
 	{ "db_socket",		T_PATH,		F(db_socket), 0, 0 },
 	{ "db_name",		T_STRING,	F(db_name), 0, 0 },
 	{ "db_user",		T_STRING,	F(db_user), 0, 0 },
-	{ "db_password",	T_STRING,	F(db_password), 0, 0 },
+	{ "db_password",	T_OPTSTRING,	F(db_password), 0, 0 },
 	{ "db_password_file",	T_PASSWORD_FILE, F(db_password), 0, 0 },
 	{ "db_connect_timeout",	T_DURATION,	F(db_connect_timeout_ms), 1000, 3600000 },
 	{ "lock_wait_timeout",	T_DURATION,	F(lock_wait_timeout_ms), 1000, 3600000 },
 	{ "schema_dir",		T_PATH,		F(schema_dir), 0, 0 },
-	{ "key_retention",	T_DURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
-	{ "tombstone_retention", T_DURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
+	{ "key_retention",	T_LDURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
+	{ "tombstone_retention", T_LDURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
 	{ "key_reused_status",	T_REUSED_STATUS, F(key_reused_status), 0, 0 },
 	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0 },
 	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20 },
@@ -122,6 +128,7 @@ conf_clear(struct conf *c)
 	for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++) {
 		switch (conf_keys[i].type) {
 		case T_STRING:
+		case T_OPTSTRING:
 		case T_PATH:
 		case T_LISTEN:
 		case T_MOUNT:
@@ -140,10 +147,10 @@ conf_clear(struct conf *c)
 
 /*
  * Parse a duration: a non-negative integer followed by ms, s, m, h or d.
- * A bare 0 is allowed.  Stores milliseconds.
+ * A bare 0 is allowed.  Stores milliseconds; -1 when it does not fit.
  */
 int
-conf_parse_duration(const char *s, long *ms)
+conf_parse_duration(const char *s, long long *ms)
 {
 	char		*end;
 	long long	 n, mul;
@@ -168,10 +175,32 @@ conf_parse_duration(const char *s, long *ms)
 		mul = 1;
 	else
 		return -1;
-	if (n > LONG_MAX / mul)
+	if (n > LLONG_MAX / mul)
 		return -1;
-	*ms = (long)(n * mul);
+	*ms = n * mul;
 	return 0;
+}
+
+/* Write ms in the largest unit that divides it: 7d, 36h, 1500ms. */
+static void
+format_duration(long long ms, char *out, size_t outsz)
+{
+	static const struct {
+		long long	 mul;
+		const char	*unit;
+	} units[] = {
+		{ 24LL * 3600 * 1000, "d" }, { 3600 * 1000, "h" },
+		{ 60 * 1000, "m" }, { 1000, "s" },
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ms != 0 && ms % units[i].mul == 0) {
+			snprintf(out, outsz, "%lld%s", ms / units[i].mul,
+			    units[i].unit);
+			return;
+		}
+	snprintf(out, outsz, "%lldms", ms);
 }
 
 /* Parse a size in bytes with an optional k or m suffix (powers of 1024). */
@@ -216,52 +245,115 @@ parse_long(const char *s, long *out)
 	return 0;
 }
 
-/* Read the first line of a password file, without its newline. */
+/*
+ * Read a password file whole: one trailing newline (LF or CRLF) is not
+ * part of the password; any other line break, a NUL byte, an empty file
+ * or one over PASSWORD_MAX bytes is an error.  *out is the caller's.
+ */
 static int
 read_password_file(const char *path, char **out, char *err, size_t errsz)
 {
-	FILE	*fp;
-	char	 line[1024];
-	size_t	 n;
+	char	*pw = NULL;
+	size_t	 len = 0;
+	ssize_t	 n;
+	int	 fd, rc = -1;
 
-	fp = fopen(path, "r");
-	if (fp == NULL) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
 		snprintf(err, errsz, "cannot read %s: %s", path,
 		    strerror(errno));
 		return -1;
 	}
-	if (fgets(line, sizeof(line), fp) == NULL)
-		line[0] = '\0';
-	fclose(fp);
-	n = strcspn(line, "\r\n");
-	line[n] = '\0';
-	if (n == 0) {
-		snprintf(err, errsz, "%s is empty", path);
-		return -1;
-	}
-	*out = strdup(line);
-	if (*out == NULL) {
+	pw = malloc(PASSWORD_MAX + 2);
+	if (pw == NULL) {
 		snprintf(err, errsz, "out of memory");
-		return -1;
+		goto out;
 	}
-	return 0;
+	for (;;) {
+		n = read(fd, pw + len, PASSWORD_MAX + 2 - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == PASSWORD_MAX + 2)
+			break;
+	}
+	if (n == -1) {
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if (len > 0 && pw[len - 1] == '\n')
+		len--;
+	if (len > 0 && pw[len - 1] == '\r')
+		len--;
+	if (len > PASSWORD_MAX) {
+		snprintf(err, errsz, "%s is larger than %d bytes", path,
+		    PASSWORD_MAX);
+		goto out;
+	}
+	if (len == 0) {
+		snprintf(err, errsz, "%s is empty", path);
+		goto out;
+	}
+	if (memchr(pw, '\n', len) != NULL || memchr(pw, '\r', len) != NULL) {
+		snprintf(err, errsz, "%s holds more than one line (the "
+		    "password is the whole file, without its final newline)",
+		    path);
+		goto out;
+	}
+	if (memchr(pw, '\0', len) != NULL) {
+		snprintf(err, errsz, "%s holds a NUL byte", path);
+		goto out;
+	}
+	pw[len] = '\0';
+	*out = pw;
+	pw = NULL;
+	rc = 0;
+out:
+	if (pw != NULL)
+		explicit_bzero(pw, PASSWORD_MAX + 2);
+	free(pw);
+	close(fd);
+	return rc;
 }
 
-/* Check the listen syntax: unix:/abs/path or HOST:PORT. */
+/*
+ * Check the listen syntax: unix:/abs/path or HOST:PORT (an IPv6 address
+ * in brackets).  err says what is wrong.
+ */
 static int
-valid_listen(const char *v)
+check_listen(const char *v, char *err, size_t errsz)
 {
 	const char	*colon;
 	long		 port;
 
-	if (strncmp(v, "unix:", 5) == 0)
-		return v[5] == '/' && strlen(v + 5) < 108;
+	if (strncmp(v, "unix:", 5) == 0) {
+		if (v[5] != '/')
+			goto bad;
+		if (strlen(v + 5) >= 108) {
+			snprintf(err, errsz, "listen: a unix socket path has "
+			    "at most 107 bytes");
+			return -1;
+		}
+		return 0;
+	}
 	colon = strrchr(v, ':');
 	if (colon == NULL || colon == v)
-		return 0;
+		goto bad;
 	if (parse_long(colon + 1, &port) == -1 || port < 1 || port > 65535)
-		return 0;
-	return 1;
+		goto bad;
+	if ((size_t)(colon - v) > LISTEN_HOST_MAX) {
+		snprintf(err, errsz, "listen: the host is longer than %d bytes",
+		    LISTEN_HOST_MAX);
+		return -1;
+	}
+	return 0;
+bad:
+	snprintf(err, errsz, "listen must be unix:/PATH or HOST:PORT, not "
+	    "\"%.200s\"", v);
+	return -1;
 }
 
 /* Assign one value to the key it names; err says what is wrong. */
@@ -271,17 +363,15 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 {
 	void	*field = (char *)c + k->off;
 	char	**sp = field;
-	char	*end, *dup;
-	long	 n;
-	size_t	 sz;
+	char		*end, *dup;
+	long		 n;
+	long long	 ms;
+	size_t		 sz;
 
 	switch (k->type) {
 	case T_LISTEN:
-		if (!valid_listen(v)) {
-			snprintf(err, errsz, "listen must be unix:/PATH or "
-			    "HOST:PORT, not \"%s\"", v);
+		if (check_listen(v, err, errsz) == -1)
 			return -1;
-		}
 		break;
 	case T_PATH:
 		if (v[0] != '/') {
@@ -300,11 +390,17 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		break;
 	case T_STRING:
 		break;
+	case T_OPTSTRING:
+		if (*v != '\0')
+			break;
+		free(*sp);
+		*sp = NULL;
+		return 0;
 	case T_INT:
 	case T_LONG:
 		if (parse_long(v, &n) == -1 || n < k->min || n > k->max) {
-			snprintf(err, errsz, "%s must be an integer from %ld "
-			    "to %ld", k->name, k->min, k->max);
+			snprintf(err, errsz, "%s must be an integer from %lld "
+			    "to %lld", k->name, k->min, k->max);
 			return -1;
 		}
 		if (k->type == T_INT)
@@ -331,23 +427,27 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		*(mode_t *)field = (mode_t)n;
 		return 0;
 	case T_DURATION:
-		if (conf_parse_duration(v, &n) == -1) {
+	case T_LDURATION:
+		if (conf_parse_duration(v, &ms) == -1) {
 			snprintf(err, errsz, "%s must be a duration such as "
 			    "500ms, 30s, 5m, 24h or 30d", k->name);
 			return -1;
 		}
-		if (n < k->min || n > k->max) {
-			snprintf(err, errsz, "%s is out of range (%ldms to "
-			    "%ldms)", k->name, k->min, k->max);
+		if (ms < k->min || ms > k->max) {
+			snprintf(err, errsz, "%s is out of range (%lldms to "
+			    "%lldms)", k->name, k->min, k->max);
 			return -1;
 		}
-		*(long *)field = n;
+		if (k->type == T_LDURATION)
+			*(long long *)field = ms;
+		else
+			*(long *)field = (long)ms;
 		return 0;
 	case T_SIZE:
 		if (conf_parse_size(v, &sz) == -1 || sz < (size_t)k->min ||
 		    sz > (size_t)k->max) {
-			snprintf(err, errsz, "%s must be a size from %ld to "
-			    "%ld bytes (k and m suffixes allowed)", k->name,
+			snprintf(err, errsz, "%s must be a size from %lld to "
+			    "%lld bytes (k and m suffixes allowed)", k->name,
 			    k->min, k->max);
 			return -1;
 		}
@@ -417,6 +517,23 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 	return 0;
 }
 
+/*
+ * Cut a comment off a value: '#' at its start or after a space or a tab
+ * begins one; a '#' inside a word (pa#ss) is part of the value.  A value
+ * that must hold " #" (a password) belongs in db_password_file.
+ */
+static void
+cut_comment(char *v)
+{
+	char	*p;
+
+	for (p = v; *p != '\0'; p++)
+		if (*p == '#' && (p == v || p[-1] == ' ' || p[-1] == '\t')) {
+			*p = '\0';
+			return;
+		}
+}
+
 /* Trim spaces and tabs at both ends, in place. */
 static char *
 trim(char *s)
@@ -476,6 +593,7 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 		}
 		*eq = '\0';
 		key = trim(key);
+		cut_comment(eq + 1);
 		val = trim(eq + 1);
 		k = NULL;
 		for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++)
@@ -486,7 +604,7 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 			    lineno, key);
 			return -1;
 		}
-		if (*val == '\0' && k->type != T_STRING) {
+		if (*val == '\0' && k->type != T_OPTSTRING) {
 			snprintf(err, errsz, "%s:%d: %s needs a value", name,
 			    lineno, key);
 			return -1;
@@ -495,6 +613,26 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 			snprintf(err, errsz, "%s:%d: %s", name, lineno, msg);
 			return -1;
 		}
+	}
+	if (conf_check(c, name, err, errsz) == -1)
+		return -1;
+	return 0;
+}
+
+/* Check the settings that depend on one another. */
+static int
+conf_check(const struct conf *c, const char *name, char *err, size_t errsz)
+{
+	char	 a[32], b[32];
+
+	if (c->tombstone_retention_ms != 0 &&
+	    c->tombstone_retention_ms < c->key_retention_ms) {
+		format_duration(c->tombstone_retention_ms, a, sizeof(a));
+		format_duration(c->key_retention_ms, b, sizeof(b));
+		snprintf(err, errsz, "%s: tombstone_retention (%s) is shorter "
+		    "than key_retention (%s): a tombstone must outlive the key "
+		    "it ends (0 keeps tombstones for ever)", name, a, b);
+		return -1;
 	}
 	if (c->retry_backoff_max_ms < c->retry_backoff_ms) {
 		snprintf(err, errsz, "%s: retry_backoff_max is smaller than "

@@ -1,5 +1,6 @@
 /*
- * The configuration file: "key = value" lines, '#' comments.  Unknown
+ * The configuration file: "key = value" lines, '#' comments (a '#' at
+ * the start of a line, or after a space or a tab in a value).  Unknown
  * keys and bad values are errors naming the file and the line.
  */
 #ifndef IDEMORDERS_CONF_H
@@ -42,8 +43,8 @@ struct conf {
 	char		*schema_dir;
 
 	/* idempotency */
-	long		 key_retention_ms;
-	long		 tombstone_retention_ms;	/* 0: keep for ever */
+	long long	 key_retention_ms;
+	long long	 tombstone_retention_ms;	/* 0: keep for ever */
 	int		 key_reused_status;		/* 409 or 422 */
 	enum out_of_stock_policy out_of_stock;
 	int		 max_attempts;
@@ -59,7 +60,7 @@ int	conf_load(struct conf *, const char *, char *, size_t);
 int	conf_parse(struct conf *, const char *, const char *, size_t,
 	    char *, size_t);
 void	conf_clear(struct conf *);
-int	conf_parse_duration(const char *, long *);
+int	conf_parse_duration(const char *, long long *);
 int	conf_parse_size(const char *, size_t *);
 
 #endif

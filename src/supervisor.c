@@ -110,11 +110,16 @@ static int
 open_tcp(const char *spec)
 {
 	struct addrinfo	 hints, *res, *ai;
-	char		 host[256], *colon;
+	char		 host[300], *colon;
 	int		 fd = -1, on = 1, rc;
 
+	/* conf.c allows a host of at most 255 bytes. */
+	if (strlen(spec) >= sizeof(host))
+		fatalx("listen %.40s...: too long", spec);
 	snprintf(host, sizeof(host), "%s", spec);
 	colon = strrchr(host, ':');
+	if (colon == NULL)
+		fatalx("listen %s: no port", spec);
 	*colon = '\0';
 	if (host[0] == '[' && colon[-1] == ']') {
 		colon[-1] = '\0';
