@@ -25,6 +25,7 @@
 #define RESPAWN_DELAY_MAX	30
 #define QUICK_DEATH		2	/* seconds alive that count as a crash */
 
+/* Times are seconds of CLOCK_MONOTONIC (mono_now()). */
 struct slot {
 	pid_t		 pid;		/* 0: empty */
 	unsigned int	 generation;
@@ -38,11 +39,25 @@ struct pool {
 	int		 nslots;
 	unsigned int	 generation;
 	int		 listen_fd;
-	char		*unix_path;
-	const struct worker_ops *ops;	/* unlinked at exit, if ours */
+	int		 listen_ours;	/* opened here, not inherited */
+	char		*unix_path;	/* unlinked at stop, if ours */
+	dev_t		 unix_dev;	/* what we bound at unix_path */
+	ino_t		 unix_ino;
+	time_t		 grace_end;	/* stopping: SIGKILL then; 0: none */
+	const struct worker_ops *ops;
 };
 
 static volatile sig_atomic_t got_chld, got_term, got_hup, got_alrm;
+
+/* Seconds on the monotonic clock. */
+static time_t
+mono_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
 
 /* Record a signal for the main loop. */
 static void
@@ -103,6 +118,41 @@ open_unix(const struct conf *conf, const char *path)
 	if (listen(fd, LISTEN_BACKLOG) == -1)
 		fatal("listen %s", path);
 	return fd;
+}
+
+/* Remember which file we bound at path, so that stop removes only it. */
+static void
+note_unix(struct pool *pool, const char *path)
+{
+	struct stat	 st;
+
+	pool->unix_path = strdup(path);
+	if (pool->unix_path == NULL)
+		fatal("strdup");
+	if (lstat(path, &st) == -1)
+		fatal("lstat %s", path);
+	pool->unix_dev = st.st_dev;
+	pool->unix_ino = st.st_ino;
+}
+
+/*
+ * Remove our unix socket, unless something else took its path since:
+ * only a socket, and only the one we bound.
+ */
+static void
+unlink_unix(struct pool *pool)
+{
+	struct stat	 st;
+
+	if (pool->unix_path == NULL)
+		return;
+	if (lstat(pool->unix_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_dev == pool->unix_dev && st.st_ino == pool->unix_ino &&
+	    unlink(pool->unix_path) == -1)
+		log_warn("cannot remove %s (its directory should belong to "
+		    "the user the pool runs as)", pool->unix_path);
+	free(pool->unix_path);
+	pool->unix_path = NULL;
 }
 
 /* Open a TCP socket for HOST:PORT. */
@@ -168,11 +218,12 @@ open_listener(const struct conf *conf, struct pool *pool)
 		fd = 0;
 	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
 		fd = open_unix(conf, conf->listen + 5);
-		pool->unix_path = strdup(conf->listen + 5);
-		if (pool->unix_path == NULL)
-			fatal("strdup");
-	} else
+		note_unix(pool, conf->listen + 5);
+		pool->listen_ours = 1;
+	} else {
 		fd = open_tcp(conf->listen);
+		pool->listen_ours = 1;
+	}
 	/* Workers wait in ppoll(); a lost accept race must not block. */
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1)
 		fatal("fcntl");
@@ -188,15 +239,14 @@ spawn(struct pool *pool, struct slot *s, const struct conf *conf)
 	pid = fork();
 	if (pid == -1) {
 		log_warn("fork");
-		s->respawn_at = time(NULL) + RESPAWN_DELAY_MIN;
-		alarm(RESPAWN_DELAY_MIN);
+		s->respawn_at = mono_now() + RESPAWN_DELAY_MIN;
 		return;
 	}
 	if (pid == 0)
 		_exit(worker_main(conf, pool->listen_fd, pool->ops));
 	s->pid = pid;
 	s->generation = pool->generation;
-	s->started = time(NULL);
+	s->started = mono_now();
 	s->respawn_at = 0;
 	log_debug("worker %ld started", (long)pid);
 }
@@ -273,7 +323,8 @@ pool_alive(const struct pool *pool)
 /*
  * Reap dead workers.  A worker of the current generation is replaced at
  * once after a clean exit (recycling) or a long life, and after a
- * growing delay when it keeps dying young.
+ * growing delay when it keeps dying young; a failure exit (status 1,
+ * e.g. its wait failed) is a death like a crash.
  */
 static void
 pool_reap(struct pool *pool, const struct conf *conf, int stopping)
@@ -282,6 +333,7 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 	pid_t		 pid;
 	time_t		 now;
 	int		 status, i, quick;
+	char		 how[64];
 
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
@@ -296,7 +348,7 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 		s->pid = 0;
 		if (stopping || s->generation != pool->generation)
 			continue;
-		now = time(NULL);
+		now = mono_now();
 		quick = now - s->started < QUICK_DEATH;
 		if (WIFEXITED(status) && WEXITSTATUS(status) ==
 		    WORKER_EXIT_RECYCLE) {
@@ -306,12 +358,14 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 			continue;
 		}
 		if (WIFSIGNALED(status))
-			log_warnx("worker %ld killed by signal %d", (long)pid,
+			snprintf(how, sizeof(how), "killed by signal %d",
 			    WTERMSIG(status));
 		else
-			log_warnx("worker %ld exited with status %d",
-			    (long)pid, WEXITSTATUS(status));
+			snprintf(how, sizeof(how), "exited with status %d",
+			    WEXITSTATUS(status));
 		if (!quick) {
+			log_warnx("worker %ld %s; respawning it", (long)pid,
+			    how);
 			s->delay = 0;
 			spawn(pool, s, conf);
 			continue;
@@ -319,33 +373,112 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 		s->delay = s->delay ? s->delay * 2 : RESPAWN_DELAY_MIN;
 		if (s->delay > RESPAWN_DELAY_MAX)
 			s->delay = RESPAWN_DELAY_MAX;
-		log_warnx("worker died within %d s of its start; respawning "
-		    "in %d s", QUICK_DEATH, s->delay);
+		log_warnx("worker %ld %s; respawning in %d s (it died within "
+		    "%d s of its start)", (long)pid, how, s->delay,
+		    QUICK_DEATH);
 		s->respawn_at = now + s->delay;
-		alarm((unsigned int)s->delay);
 	}
 }
 
-/* Respawn the slots whose delay has passed; re-arm the alarm for others. */
+/* Respawn the slots whose delay has passed. */
 static void
 pool_respawn_due(struct pool *pool, const struct conf *conf)
 {
-	time_t	 now = time(NULL), next = 0;
+	time_t	 now = mono_now();
 	int	 i;
 
 	for (i = 0; i < pool->nslots; i++) {
 		struct slot *s = &pool->slots[i];
 
-		if (s->pid != 0 || s->respawn_at == 0 ||
-		    s->generation != pool->generation)
-			continue;
-		if (s->respawn_at <= now)
+		if (s->pid == 0 && s->respawn_at != 0 &&
+		    s->generation == pool->generation && s->respawn_at <= now)
 			spawn(pool, s, conf);
-		else if (next == 0 || s->respawn_at < next)
+	}
+}
+
+/*
+ * Arm the one alarm for the earliest timer: a delayed respawn or the end
+ * of the stop's grace period.  Every timer is a deadline kept in the
+ * pool; nothing else calls alarm().
+ */
+static void
+pool_arm_alarm(const struct pool *pool, int stopping)
+{
+	time_t	 now = mono_now(), next = 0;
+	int	 i;
+
+	for (i = 0; !stopping && i < pool->nslots; i++) {
+		const struct slot *s = &pool->slots[i];
+
+		if (s->pid == 0 && s->respawn_at != 0 &&
+		    s->generation == pool->generation &&
+		    (next == 0 || s->respawn_at < next))
 			next = s->respawn_at;
 	}
-	if (next != 0)
-		alarm((unsigned int)(next - now));
+	if (stopping && pool->grace_end != 0 &&
+	    (next == 0 || pool->grace_end < next))
+		next = pool->grace_end;
+	if (next == 0)
+		alarm(0);
+	else
+		alarm(next > now ? (unsigned int)(next - now) : 1);
+}
+
+/* Tell whether two optional strings differ. */
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/*
+ * Keep the running socket settings in a reloaded configuration: they
+ * take effect only on a restart, which the log says.
+ */
+static void
+keep_socket_settings(struct conf *nc, const struct conf *old)
+{
+	char	*keep;
+
+	if (str_differs(nc->listen, old->listen))
+		log_warnx("reload: \"listen\" changed; it takes effect only "
+		    "after a restart (still serving %s)", old->listen ?
+		    old->listen : "the inherited socket");
+	if (nc->socket_mode != old->socket_mode)
+		log_warnx("reload: \"socket_mode\" changed to %04o; it takes "
+		    "effect only after a restart (the socket keeps %04o)",
+		    (unsigned int)nc->socket_mode,
+		    (unsigned int)old->socket_mode);
+	if (str_differs(nc->socket_group, old->socket_group))
+		log_warnx("reload: \"socket_group\" changed; it takes effect "
+		    "only after a restart");
+	nc->socket_mode = old->socket_mode;
+	keep = old->listen ? strdup(old->listen) : NULL;
+	free(nc->listen);
+	nc->listen = keep;
+	keep = old->socket_group ? strdup(old->socket_group) : NULL;
+	free(nc->socket_group);
+	nc->socket_group = keep;
+}
+
+/*
+ * Close the listening socket before the workers finish: a unix socket's
+ * path goes first, then a socket of our own is shut down for every
+ * process holding it, so that new and queued connections are refused
+ * instead of waiting for a pool that is going away.  An inherited socket
+ * (fd 0, socket activation) belongs to whoever passed it and is only
+ * closed.
+ */
+static void
+pool_close_listener(struct pool *pool)
+{
+	unlink_unix(pool);
+	if (pool->listen_ours)
+		shutdown(pool->listen_fd, SHUT_RDWR);
+	close(pool->listen_fd);
+	pool->listen_fd = -1;
 }
 
 /*
@@ -371,12 +504,7 @@ reload(const char *path, struct conf **confp, struct pool *pool)
 		free(nc);
 		return;
 	}
-	if ((nc->listen == NULL) != (old->listen == NULL) ||
-	    (nc->listen != NULL && strcmp(nc->listen, old->listen) != 0))
-		log_warnx("a change of \"listen\" takes effect only after a "
-		    "restart");
-	free(nc->listen);
-	nc->listen = old->listen ? strdup(old->listen) : NULL;
+	keep_socket_settings(nc, old);
 	log_init("idemorders", nc->log_syslog, nc->log_level);
 	*confp = nc;
 	pool_generation(pool, nc->workers, nc);
@@ -398,7 +526,6 @@ supervisor_run(const char *path, struct conf *conf,
 	struct sigaction	 sa;
 	sigset_t		 block, empty;
 	struct pool		 pool;
-	struct timespec		 grace_end, now;
 
 	memset(&pool, 0, sizeof(pool));
 	pool.ops = ops;
@@ -427,6 +554,7 @@ supervisor_run(const char *path, struct conf *conf,
 	    "the socket on fd 0", conf->workers);
 	pool_generation(&pool, conf->workers, conf);
 	while (!got_term) {
+		pool_arm_alarm(&pool, 0);
 		sigsuspend(&empty);
 		if (got_term)
 			break;
@@ -445,29 +573,27 @@ supervisor_run(const char *path, struct conf *conf,
 		}
 	}
 
-	/* Graceful stop: workers finish the request in hand. */
+	/* Graceful stop: no new connection; workers finish the request in hand. */
 	log_info("stopping: waiting for %d workers", pool_alive(&pool));
 	pool_kill(&pool, SIGTERM, 0);
-	clock_gettime(CLOCK_MONOTONIC, &grace_end);
-	grace_end.tv_sec += conf->request_deadline_ms / 1000 + 5;
+	pool_close_listener(&pool);
+	pool.grace_end = mono_now() + conf->request_deadline_ms / 1000 + 5;
 	while (pool_alive(&pool) > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec >= grace_end.tv_sec) {
-			log_warnx("workers still busy after the grace period; "
-			    "killing them");
-			pool_kill(&pool, SIGKILL, 0);
-			grace_end.tv_sec = now.tv_sec + 3600;
-		}
-		alarm(1);
+		pool_arm_alarm(&pool, 1);
 		sigsuspend(&empty);
+		got_chld = 0;
 		pool_reap(&pool, conf, 1);
+		if (got_alrm) {
+			got_alrm = 0;
+			if (pool.grace_end != 0 && mono_now() >= pool.grace_end) {
+				log_warnx("workers still busy after the grace "
+				    "period; killing them");
+				pool_kill(&pool, SIGKILL, 0);
+				pool.grace_end = 0;
+			}
+		}
 	}
 	alarm(0);
-	if (pool.unix_path != NULL) {
-		unlink(pool.unix_path);
-		free(pool.unix_path);
-	}
-	close(pool.listen_fd);
 	free(pool.slots);
 	log_info("stopped");
 	conf_clear(conf);

@@ -217,7 +217,7 @@ worker_main(const struct conf *conf, int listen_fd,
 	struct response		 resp;
 	long			 served = 0;
 	struct timespec		 idle = { 1, 0 };
-	int			 n, nfd, fd;
+	int			 n, nfd, fd, status = WORKER_EXIT_RECYCLE;
 
 #ifdef HAVE_PRCTL
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -269,7 +269,9 @@ worker_main(const struct conf *conf, int listen_fd,
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
+			/* Not a recycle: the supervisor's rate limit applies. */
 			log_warn("ppoll");
+			status = WORKER_EXIT_FAILURE;
 			break;
 		}
 		if (worker_quit)
@@ -306,5 +308,5 @@ worker_main(const struct conf *conf, int listen_fd,
 	response_clear(&resp);
 	buf_free(&body);
 	db_disconnect(&db);
-	return WORKER_EXIT_RECYCLE;
+	return status;
 }
