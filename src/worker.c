@@ -174,20 +174,43 @@ conn_drop(FCGX_Request *fr)
 	fr->ipcFd = -1;
 }
 
+enum accept_result {
+	ACCEPT_OK,
+	ACCEPT_NONE,	/* another worker won it, or it was aborted */
+	ACCEPT_CLOSED,	/* the supervisor shut the listening socket */
+	ACCEPT_FAILED,	/* e.g. out of file descriptors */
+};
+
 /*
  * Take the next connection from the listening socket, which is
- * non-blocking: 0 with *fdp set, -1 when another worker won it.
+ * non-blocking.  The worker accepts every connection itself; libfcgi
+ * never sees the listening socket.
  */
-static int
+static enum accept_result
 accept_conn(int listen_fd, int *fdp)
 {
 	int	 fd;
 
-	fd = accept(listen_fd, NULL, NULL);
-	if (fd == -1)
-		return -1;
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd == -1) {
+		switch (errno) {
+		case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+		case EWOULDBLOCK:
+#endif
+		case EINTR:
+		case ECONNABORTED:
+		case EPROTO:
+			return ACCEPT_NONE;
+		case EINVAL:
+			return ACCEPT_CLOSED;
+		default:
+			log_warn("accept");
+			return ACCEPT_FAILED;
+		}
+	}
 	*fdp = fd;
-	return 0;
+	return ACCEPT_OK;
 }
 
 /*
@@ -218,6 +241,7 @@ worker_main(const struct conf *conf, int listen_fd,
 	long			 served = 0;
 	struct timespec		 idle = { 1, 0 };
 	int			 n, nfd, fd, status = WORKER_EXIT_RECYCLE;
+	enum accept_result	 ar;
 
 #ifdef HAVE_PRCTL
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -247,7 +271,8 @@ worker_main(const struct conf *conf, int listen_fd,
 		db_connect(&db);	/* a failure is retried per request */
 	buf_init(&body, conf->max_body_bytes);
 	response_init(&resp);
-	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, listen_fd,
+	/* No listening socket for libfcgi: accept_conn() takes them all. */
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, -1,
 	    FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
 		log_warnx("FastCGI initialisation failed");
 		return WORKER_EXIT_FAILURE;
@@ -280,22 +305,37 @@ worker_main(const struct conf *conf, int listen_fd,
 			db_idle(&db);
 			continue;
 		}
-		if (nfd == 2 && pfd[1].revents == 0) {
+		/*
+		 * A shut listening socket stays readable, and ppoll() returns
+		 * for it before a pending SIGTERM is delivered: stop here.
+		 */
+		if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+		if (nfd == 1 || pfd[1].revents == 0) {
 			/*
-			 * Only a new connection: swap the idle kept one for
+			 * Only a new connection: swap an idle kept one for
 			 * it, unless a request came in on the kept one since.
 			 */
-			if (conn_ready(fr.ipcFd))
+			if (nfd == 2 && conn_ready(fr.ipcFd))
 				continue;
-			if (accept_conn(listen_fd, &fd) == -1)
+			ar = accept_conn(listen_fd, &fd);
+			if (ar == ACCEPT_NONE)
 				continue;
-			conn_drop(&fr);
+			if (ar == ACCEPT_CLOSED)
+				break;
+			if (ar == ACCEPT_FAILED) {
+				status = WORKER_EXIT_FAILURE;
+				break;
+			}
+			if (fr.ipcFd >= 0)
+				conn_drop(&fr);
 			fr.ipcFd = fd;
+			/* FCGX_Accept_r() must not close it as finished. */
+			fr.keepConnection = 1;
 		}
 		/*
 		 * With a connection in hand FCGX_Accept_r reads its next
-		 * request; a closed one sends it back to the (non-blocking)
-		 * listening socket, where another worker may win.
+		 * request; a closed or broken one is closed there.
 		 */
 		if (FCGX_Accept_r(&fr) < 0)
 			continue;
