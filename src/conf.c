@@ -12,6 +12,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <strings.h>
+
 #include "conf.h"
 
 #define CONF_FILE_MAX	(1024 * 1024)
@@ -37,6 +41,11 @@ enum conf_type {
 	T_REUSED_STATUS,
 	T_OUT_OF_STOCK,
 	T_PASSWORD_FILE,
+	T_SECRET_FILE,
+	T_ENVVAR,	/* a FastCGI variable no client header can set */
+	T_PEERS,
+	T_FACILITY,
+	T_LOGFORMAT,
 };
 
 struct conf_key {
@@ -49,6 +58,18 @@ struct conf_key {
 
 static int	conf_check(const struct conf *, const char *, char *, size_t);
 
+static const struct {
+	const char	*name;
+	int		 value;
+} facilities[] = {
+	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "auth", LOG_AUTH },
+	{ "authpriv", LOG_AUTHPRIV }, { "local0", LOG_LOCAL0 },
+	{ "local1", LOG_LOCAL1 }, { "local2", LOG_LOCAL2 },
+	{ "local3", LOG_LOCAL3 }, { "local4", LOG_LOCAL4 },
+	{ "local5", LOG_LOCAL5 }, { "local6", LOG_LOCAL6 },
+	{ "local7", LOG_LOCAL7 }, { NULL, 0 },
+};
+
 #define F(m)	offsetof(struct conf, m)
 #define DAY_MS	(24LL * 3600 * 1000)
 
@@ -56,12 +77,19 @@ static const struct conf_key conf_keys[] = {
 	{ "listen",		T_LISTEN,	F(listen), 0, 0 },
 	{ "socket_mode",	T_MODE,		F(socket_mode), 0, 07777 },
 	{ "socket_group",	T_OPTSTRING,	F(socket_group), 0, 0 },
+	{ "allow_peers",	T_PEERS,	F(allow_peers), 0, 0 },
+	{ "user",		T_OPTSTRING,	F(user), 0, 0 },
+	{ "group",		T_OPTSTRING,	F(group), 0, 0 },
 	{ "workers",		T_INT,		F(workers), 1, 512 },
 	{ "max_requests",	T_LONG,		F(max_requests), 0, LONG_MAX },
 	{ "log_level",		T_LOGLEVEL,	F(log_level), 0, 0 },
 	{ "log",		T_LOGTARGET,	F(log_syslog), 0, 0 },
+	{ "log_facility",	T_FACILITY,	F(log_facility), 0, 0 },
+	{ "log_format",		T_LOGFORMAT,	F(log_format), 0, 0 },
 	{ "mount",		T_MOUNT,	F(mount), 0, 0 },
-	{ "principal_var",	T_STRING,	F(principal_var), 0, 0 },
+	{ "principal_var",	T_ENVVAR,	F(principal_var), 0, 0 },
+	{ "frontend_secret_file", T_SECRET_FILE, F(frontend_secret), 0, 0 },
+	{ "frontend_secret_var", T_ENVVAR,	F(frontend_secret_var), 0, 0 },
 	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20 },
 	{ "db_host",		T_STRING,	F(db_host), 0, 0 },
 	{ "db_port",		T_PORT,		F(db_port), 1, 65535 },
@@ -94,8 +122,11 @@ conf_defaults(struct conf *c)
 	c->workers = 4;
 	c->max_requests = 10000;
 	c->log_level = LOG_INFO;
+	c->log_facility = LOG_DAEMON;
+	c->log_format = LOG_FORMAT_TEXT;
 	c->mount = strdup("/orders");
 	c->principal_var = strdup("REMOTE_USER");
+	c->frontend_secret_var = strdup("IDEMORDERS_FRONTEND_SECRET");
 	c->max_body_bytes = 64 * 1024;
 	c->db_host = strdup("localhost");
 	c->db_port = 3306;
@@ -127,14 +158,23 @@ conf_clear(struct conf *c)
 		return;
 	for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++) {
 		switch (conf_keys[i].type) {
-		case T_STRING:
+		case T_PASSWORD_FILE:
+			break;		/* shares db_password */
+		case T_SECRET_FILE:
 		case T_OPTSTRING:
+			/* Secrets are wiped before they are freed. */
+			sp = (char **)((char *)c + conf_keys[i].off);
+			if (*sp != NULL)
+				explicit_bzero(*sp, strlen(*sp));
+			free(*sp);
+			*sp = NULL;
+			break;
+		case T_STRING:
 		case T_PATH:
 		case T_LISTEN:
 		case T_MOUNT:
-		case T_PASSWORD_FILE:
-			if (conf_keys[i].type == T_PASSWORD_FILE)
-				continue;	/* shares db_password */
+		case T_ENVVAR:
+		case T_PEERS:
 			sp = (char **)((char *)c + conf_keys[i].off);
 			free(*sp);
 			*sp = NULL;
@@ -249,6 +289,7 @@ parse_long(const char *s, long *out)
  * Read a password file whole: one trailing newline (LF or CRLF) is not
  * part of the password; any other line break, a NUL byte, an empty file
  * or one over PASSWORD_MAX bytes is an error.  *out is the caller's.
+ * Also used for frontend_secret_file.
  */
 static int
 read_password_file(const char *path, char **out, char *err, size_t errsz)
@@ -356,6 +397,123 @@ bad:
 	return -1;
 }
 
+/* Parse one numeric IPv4 or IPv6 address into a v4-mapped in6_addr. */
+static int
+parse_addr(const char *s, struct in6_addr *out)
+{
+	struct in_addr	 a4;
+
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return 0;
+	if (inet_pton(AF_INET, s, &a4) != 1)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->s6_addr[10] = 0xff;
+	out->s6_addr[11] = 0xff;
+	memcpy(&out->s6_addr[12], &a4, 4);
+	return 0;
+}
+
+/*
+ * Call fn for each address of a list "A, B C": commas and blanks
+ * separate.  Returns -1 at the first entry that is not an address (its
+ * text in bad), 1 as soon as fn returns 1, else 0.
+ */
+static int
+peers_each(const char *list, int (*fn)(const struct in6_addr *, void *),
+    void *arg, char *bad, size_t badsz)
+{
+	struct in6_addr	 a;
+	const char	*p = list;
+	char		 one[INET6_ADDRSTRLEN + 1];
+	size_t		 n;
+
+	for (;;) {
+		p += strspn(p, ", \t");
+		if (*p == '\0')
+			return 0;
+		n = strcspn(p, ", \t");
+		if (n < sizeof(one)) {
+			memcpy(one, p, n);
+			one[n] = '\0';
+		}
+		if (n >= sizeof(one) || parse_addr(one, &a) == -1) {
+			if (bad != NULL)
+				snprintf(bad, badsz, "%.*s", (int)n, p);
+			return -1;
+		}
+		if (fn != NULL && fn(&a, arg) == 1)
+			return 1;
+		p += n;
+	}
+}
+
+/* peers_each() callback: does the entry equal the peer? */
+static int
+peer_equal(const struct in6_addr *a, void *arg)
+{
+	return memcmp(a, arg, sizeof(*a)) == 0;
+}
+
+/*
+ * Tell whether a connection from sa is allowed by list (allow_peers):
+ * its address must be one of the list's.  An IPv4 peer on an IPv6 socket
+ * (::ffff:a.b.c.d) matches a.b.c.d.
+ */
+int
+conf_peer_allowed(const char *list, const struct sockaddr *sa,
+    socklen_t salen)
+{
+	struct in6_addr	 peer;
+
+	if (sa->sa_family == AF_INET6 &&
+	    salen >= (socklen_t)sizeof(struct sockaddr_in6))
+		peer = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	else if (sa->sa_family == AF_INET &&
+	    salen >= (socklen_t)sizeof(struct sockaddr_in)) {
+		memset(&peer, 0, sizeof(peer));
+		peer.s6_addr[10] = 0xff;
+		peer.s6_addr[11] = 0xff;
+		memcpy(&peer.s6_addr[12],
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else
+		return 0;
+	return peers_each(list, peer_equal, &peer, NULL, 0) == 1;
+}
+
+/*
+ * Tell whether a "HOST:PORT" listen names a loopback address only
+ * (127.0.0.0/8, ::1, localhost); a wildcard or any other host does not.
+ */
+int
+conf_listen_is_loopback(const char *listen)
+{
+	struct in6_addr	 a;
+	char		 host[LISTEN_HOST_MAX + 1];
+	const char	*colon;
+	size_t		 n;
+
+	colon = strrchr(listen, ':');
+	if (colon == NULL)
+		return 0;
+	n = (size_t)(colon - listen);
+	if (n >= 2 && listen[0] == '[' && listen[n - 1] == ']') {
+		listen++;
+		n -= 2;
+	}
+	if (n > LISTEN_HOST_MAX)
+		return 0;
+	memcpy(host, listen, n);
+	host[n] = '\0';
+	if (strcasecmp(host, "localhost") == 0)
+		return 1;
+	if (parse_addr(host, &a) == -1)
+		return 0;
+	if (IN6_IS_ADDR_LOOPBACK(&a))
+		return 1;
+	return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
+}
+
 /* Assign one value to the key it names; err says what is wrong. */
 static int
 conf_set(struct conf *c, const struct conf_key *k, const char *v,
@@ -363,7 +521,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 {
 	void	*field = (char *)c + k->off;
 	char	**sp = field;
-	char		*end, *dup;
+	char		*end, *dup, msg[64];
 	long		 n;
 	long long	 ms;
 	size_t		 sz;
@@ -390,6 +548,48 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		break;
 	case T_STRING:
 		break;
+	case T_ENVVAR:
+		if (strncasecmp(v, "HTTP_", 5) == 0) {
+			snprintf(err, errsz, "%s may not be an HTTP_* variable: "
+			    "the web server fills those from request headers, "
+			    "which any client chooses", k->name);
+			return -1;
+		}
+		if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_") != strlen(v)) {
+			snprintf(err, errsz, "%s must be a variable name "
+			    "(letters, digits and _)", k->name);
+			return -1;
+		}
+		break;
+	case T_PEERS:
+		if (peers_each(v, NULL, NULL, msg, sizeof(msg)) == -1) {
+			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
+			    "IPv4 or IPv6 address", msg);
+			return -1;
+		}
+		break;
+	case T_FACILITY:
+		for (n = 0; facilities[n].name != NULL; n++)
+			if (strcmp(v, facilities[n].name) == 0)
+				break;
+		if (facilities[n].name == NULL) {
+			snprintf(err, errsz, "log_facility must be daemon, "
+			    "user, auth, authpriv or local0 to local7");
+			return -1;
+		}
+		c->log_facility = facilities[n].value;
+		return 0;
+	case T_LOGFORMAT:
+		if (strcmp(v, "text") == 0)
+			c->log_format = LOG_FORMAT_TEXT;
+		else if (strcmp(v, "json") == 0)
+			c->log_format = LOG_FORMAT_JSON;
+		else {
+			snprintf(err, errsz, "log_format must be text or json");
+			return -1;
+		}
+		return 0;
 	case T_OPTSTRING:
 		if (*v != '\0')
 			break;
@@ -501,8 +701,11 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		}
 		return 0;
 	case T_PASSWORD_FILE:
+	case T_SECRET_FILE:
 		if (read_password_file(v, &dup, err, errsz) == -1)
 			return -1;
+		if (*sp != NULL)
+			explicit_bzero(*sp, strlen(*sp));
 		free(*sp);
 		*sp = dup;
 		return 0;
@@ -624,6 +827,30 @@ static int
 conf_check(const struct conf *c, const char *name, char *err, size_t errsz)
 {
 	char	 a[32], b[32];
+
+	if ((c->socket_mode & 0002) != 0) {
+		snprintf(err, errsz, "%s: socket_mode %04o lets every local "
+		    "user connect and act as any principal: use 0660 with "
+		    "socket_group set to the web server's group", name,
+		    (unsigned int)c->socket_mode);
+		return -1;
+	}
+	if (c->listen != NULL && strncmp(c->listen, "unix:", 5) == 0 &&
+	    c->allow_peers != NULL) {
+		snprintf(err, errsz, "%s: allow_peers applies to a TCP listen; "
+		    "a unix socket is guarded by socket_mode and socket_group",
+		    name);
+		return -1;
+	}
+	if (c->listen != NULL && strncmp(c->listen, "unix:", 5) != 0 &&
+	    !conf_listen_is_loopback(c->listen) && c->allow_peers == NULL) {
+		snprintf(err, errsz, "%s: listen %s accepts connections from "
+		    "other hosts, and whoever connects chooses the principal: "
+		    "list the web servers in allow_peers (e.g. allow_peers = "
+		    "10.0.0.5, 10.0.0.6), or listen on 127.0.0.1", name,
+		    c->listen);
+		return -1;
+	}
 
 	if (c->tombstone_retention_ms != 0 &&
 	    c->tombstone_retention_ms < c->key_retention_ms) {

@@ -10,11 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <netdb.h>
 #ifdef HAVE_PRCTL
 #include <sys/prctl.h>
 #endif
 
 #include <fcgiapp.h>
+#include <openssl/crypto.h>
 
 #include "buf.h"
 #include "conf.h"
@@ -99,6 +101,24 @@ elapsed_ms(const struct timespec *start)
 	    (double)(now.tv_nsec - start->tv_nsec) / 1e6;
 }
 
+/*
+ * Tell whether the request carries the frontend secret, compared in
+ * constant time (only its length can show).
+ */
+static int
+frontend_secret_ok(const struct conf *conf, FCGX_ParamArray env)
+{
+	const char	*got;
+	size_t		 len;
+
+	got = FCGX_GetParam(conf->frontend_secret_var, env);
+	if (got == NULL)
+		return 0;
+	len = strlen(conf->frontend_secret);
+	return strlen(got) == len &&
+	    CRYPTO_memcmp(got, conf->frontend_secret, len) == 0;
+}
+
 /* Serve one accepted request and log it. */
 static void
 serve_request(FCGX_Request *fr, const struct conf *conf,
@@ -128,7 +148,22 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	req.body = body->p;
 	req.body_len = body->len;
 
-	result = ops->handle(ops->needs_db ? db : NULL, conf, &req, resp);
+	/*
+	 * With a frontend secret, a request that does not carry it came
+	 * from someone who connected to the socket without the web server
+	 * (e.g. a script running as the web server's user): it is refused
+	 * before anything else, _health included, and its principal is
+	 * not believed.
+	 */
+	if (conf->frontend_secret != NULL && !frontend_secret_ok(conf, env)) {
+		response_error(resp, 403, "FRONTEND_SECRET_MISMATCH", "the "
+		    "request did not come through the configured web server");
+		resp->outcome = "forbidden";
+		req.principal = NULL;
+		result = CREATE_ANSWER;
+	} else
+		result = ops->handle(ops->needs_db ? db : NULL, conf, &req,
+		    resp);
 	if (result == CREATE_DROP) {
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
@@ -187,11 +222,14 @@ enum accept_result {
  * never sees the listening socket.
  */
 static enum accept_result
-accept_conn(int listen_fd, int *fdp)
+accept_conn(const struct conf *conf, int listen_fd, int *fdp)
 {
-	int	 fd;
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	char			 addr[64];
+	int			 fd;
 
-	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	fd = accept4(listen_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
 	if (fd == -1) {
 		switch (errno) {
 		case EAGAIN:
@@ -208,6 +246,19 @@ accept_conn(int listen_fd, int *fdp)
 			log_warn("accept");
 			return ACCEPT_FAILED;
 		}
+	}
+	/* allow_peers: only the listed web servers reach a TCP socket. */
+	if (conf->allow_peers != NULL && (ss.ss_family == AF_INET ||
+	    ss.ss_family == AF_INET6) &&
+	    !conf_peer_allowed(conf->allow_peers, (struct sockaddr *)&ss,
+	    len)) {
+		if (getnameinfo((struct sockaddr *)&ss, len, addr,
+		    sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0)
+			snprintf(addr, sizeof(addr), "?");
+		log_warnx("refused a connection from %s: not in allow_peers",
+		    addr);
+		close(fd);
+		return ACCEPT_NONE;
 	}
 	*fdp = fd;
 	return ACCEPT_OK;
@@ -318,7 +369,7 @@ worker_main(const struct conf *conf, int listen_fd,
 			 */
 			if (nfd == 2 && conn_ready(fr.ipcFd))
 				continue;
-			ar = accept_conn(listen_fd, &fd);
+			ar = accept_conn(conf, listen_fd, &fd);
 			if (ar == ACCEPT_NONE)
 				continue;
 			if (ar == ACCEPT_CLOSED)

@@ -113,7 +113,7 @@ write_conf() {
 		echo "log = stderr"
 		echo "log_level = debug"
 		# The database settings of the test stack.
-		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var)[[:space:]]*=' "$IDEMORDERS_CONF"
+		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var|user|group)[[:space:]]*=' "$IDEMORDERS_CONF"
 	} >"$pconf.tmp"
 	mv -f "$pconf.tmp" "$pconf"
 }

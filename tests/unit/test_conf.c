@@ -5,6 +5,8 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <CUnit/CUnit.h>
 
@@ -41,6 +43,13 @@ test_defaults(void)
 	CU_ASSERT_EQUAL(c.out_of_stock, OUT_OF_STOCK_FINAL);
 	CU_ASSERT_EQUAL(c.max_attempts, 3);
 	CU_ASSERT_EQUAL(c.request_deadline_ms, 30000);
+	CU_ASSERT_PTR_NULL(c.user);
+	CU_ASSERT_PTR_NULL(c.allow_peers);
+	CU_ASSERT_PTR_NULL(c.frontend_secret);
+	CU_ASSERT_STRING_EQUAL(c.frontend_secret_var,
+	    "IDEMORDERS_FRONTEND_SECRET");
+	CU_ASSERT_EQUAL(c.log_facility, LOG_DAEMON);
+	CU_ASSERT_EQUAL(c.log_format, LOG_FORMAT_TEXT);
 	conf_clear(&c);
 }
 
@@ -60,8 +69,13 @@ test_every_key(void)
 	fclose(fp);
 	snprintf(text, sizeof(text),
 	    "listen = unix:/run/idemorders/sock\n"
-	    "socket_mode = 0666\n"
+	    "socket_mode = 0640\n"
 	    "socket_group = www-data\n"
+	    "user = idemorders\n"
+	    "group = idemorders\n"
+	    "log_facility = local3\n"
+	    "log_format = json\n"
+	    "frontend_secret_var = FRONT_SECRET\n"
 	    "workers = 8\n"
 	    "max_requests = 0\n"
 	    "log_level = debug\n"
@@ -92,8 +106,13 @@ test_every_key(void)
 	if (err[0])
 		fprintf(stderr, "%s\n", err);
 	CU_ASSERT_STRING_EQUAL(c.listen, "unix:/run/idemorders/sock");
-	CU_ASSERT_EQUAL(c.socket_mode, 0666);
+	CU_ASSERT_EQUAL(c.socket_mode, 0640);
 	CU_ASSERT_STRING_EQUAL(c.socket_group, "www-data");
+	CU_ASSERT_STRING_EQUAL(c.user, "idemorders");
+	CU_ASSERT_STRING_EQUAL(c.group, "idemorders");
+	CU_ASSERT_EQUAL(c.log_facility, LOG_LOCAL3);
+	CU_ASSERT_EQUAL(c.log_format, LOG_FORMAT_JSON);
+	CU_ASSERT_STRING_EQUAL(c.frontend_secret_var, "FRONT_SECRET");
 	CU_ASSERT_EQUAL(c.workers, 8);
 	CU_ASSERT_EQUAL(c.max_requests, 0);
 	CU_ASSERT_EQUAL(c.log_level, LOG_DEBUG);
@@ -192,6 +211,26 @@ static const struct bad_case bad[] = {
 	    "retry_backoff_max is smaller than retry_backoff" },
 	{ "max_attempts = 0\n", "max_attempts must be an integer from 1 to 20" },
 	{ "principal_var =\n", "test.conf:1: principal_var needs a value" },
+	{ "principal_var = HTTP_X_USER\n",
+	    "principal_var may not be an HTTP_* variable" },
+	{ "principal_var = http_remote_user\n",
+	    "principal_var may not be an HTTP_* variable" },
+	{ "frontend_secret_var = HTTP_X_SECRET\n",
+	    "frontend_secret_var may not be an HTTP_* variable" },
+	{ "principal_var = REMOTE-USER\n", "must be a variable name" },
+	{ "socket_mode = 0666\n", "socket_mode 0666 lets every local user" },
+	{ "socket_mode = 0662\n", "socket_mode 0662 lets every local user" },
+	{ "listen = 0.0.0.0:9000\n", "listen 0.0.0.0:9000 accepts connections "
+	    "from other hosts" },
+	{ "listen = [::]:9000\n", "list the web servers in allow_peers" },
+	{ "listen = db.example:9000\n", "list the web servers in allow_peers" },
+	{ "listen = unix:/run/x.sock\nallow_peers = 10.0.0.5\n",
+	    "allow_peers applies to a TCP listen" },
+	{ "allow_peers = 10.0.0.5, web1\n",
+	    "allow_peers: \"web1\" is not an IPv4 or IPv6 address" },
+	{ "log_facility = kern\n", "log_facility must be daemon" },
+	{ "log_format = xml\n", "log_format must be text or json" },
+	{ "frontend_secret_file = /nonexistent/s\n", "cannot read /nonexistent/s" },
 	{ "db_user =   \n", "test.conf:1: db_user needs a value" },
 	{ "key_retention = 7d\ntombstone_retention = 1d\n",
 	    "tombstone_retention (1d) is shorter than key_retention (7d)" },
@@ -366,6 +405,68 @@ test_long_listen_host(void)
 }
 
 static void
+test_peers(void)
+{
+	struct conf		 c;
+	char			 err[256];
+	struct sockaddr_in	 a4;
+	struct sockaddr_in6	 a6;
+	const char		*list = "10.0.0.5, 10.0.0.6 2001:db8::7";
+
+	CU_ASSERT_EQUAL(parse(&c, "listen = 0.0.0.0:9000\n"
+	    "allow_peers = 10.0.0.5, 10.0.0.6\n", err, sizeof(err)), 0);
+	conf_clear(&c);
+	CU_ASSERT_EQUAL(parse(&c, "listen = 127.0.0.1:9000\n", err,
+	    sizeof(err)), 0);
+	conf_clear(&c);
+	CU_ASSERT_TRUE(conf_listen_is_loopback("127.0.0.1:9000"));
+	CU_ASSERT_TRUE(conf_listen_is_loopback("127.1.2.3:9000"));
+	CU_ASSERT_TRUE(conf_listen_is_loopback("[::1]:9000"));
+	CU_ASSERT_TRUE(conf_listen_is_loopback("localhost:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("0.0.0.0:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("[::]:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("10.0.0.1:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("128.0.0.1:9000"));
+
+	memset(&a4, 0, sizeof(a4));
+	a4.sin_family = AF_INET;
+	inet_pton(AF_INET, "10.0.0.6", &a4.sin_addr);
+	CU_ASSERT_TRUE(conf_peer_allowed(list, (struct sockaddr *)&a4,
+	    sizeof(a4)));
+	inet_pton(AF_INET, "10.0.0.7", &a4.sin_addr);
+	CU_ASSERT_FALSE(conf_peer_allowed(list, (struct sockaddr *)&a4,
+	    sizeof(a4)));
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::ffff:10.0.0.5", &a6.sin6_addr);
+	CU_ASSERT_TRUE(conf_peer_allowed(list, (struct sockaddr *)&a6,
+	    sizeof(a6)));
+	inet_pton(AF_INET6, "2001:db8::7", &a6.sin6_addr);
+	CU_ASSERT_TRUE(conf_peer_allowed(list, (struct sockaddr *)&a6,
+	    sizeof(a6)));
+	inet_pton(AF_INET6, "2001:db8::8", &a6.sin6_addr);
+	CU_ASSERT_FALSE(conf_peer_allowed(list, (struct sockaddr *)&a6,
+	    sizeof(a6)));
+}
+
+static void
+test_frontend_secret(void)
+{
+	struct conf	 c;
+	char		 err[256], text[256];
+	char		 path[] = "/tmp/idemorders-fs-XXXXXX";
+
+	write_temp(path, "0123456789abcdef0123456789abcdef\n", 33);
+	snprintf(text, sizeof(text), "frontend_secret_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(c.frontend_secret,
+	    "0123456789abcdef0123456789abcdef");
+	conf_clear(&c);
+	CU_ASSERT_PTR_NULL(c.frontend_secret);
+	remove(path);
+}
+
+static void
 test_load_missing(void)
 {
 	struct conf	 c;
@@ -393,7 +494,9 @@ test_conf_register(void)
 	    CU_add_test(s, "trailing comments", test_trailing_comments) == NULL ||
 	    CU_add_test(s, "password file", test_password_file) == NULL ||
 	    CU_add_test(s, "long durations", test_long_durations) == NULL ||
-	    CU_add_test(s, "long listen host", test_long_listen_host) == NULL)
+	    CU_add_test(s, "long listen host", test_long_listen_host) == NULL ||
+	    CU_add_test(s, "allow_peers", test_peers) == NULL ||
+	    CU_add_test(s, "frontend secret", test_frontend_secret) == NULL)
 		return -1;
 	return 0;
 }
