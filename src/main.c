@@ -111,6 +111,8 @@ main(int argc, char *argv[])
 		fatalx("--batch and --dry-run belong to expire");
 
 	conf = load(path);
+	log_set_facility(conf->log_facility);
+	log_set_json(conf->log_format == LOG_FORMAT_JSON);
 	log_init("idemorders", conf->log_syslog, conf->log_level);
 	if (strcmp(cmd, "serve") == 0)
 		return supervisor_run(path, conf, &worker_orders);

@@ -715,6 +715,8 @@ reload(const char *path, struct conf **confp, struct pool *pool)
 		return;
 	}
 	keep_socket_settings(nc, old);
+	log_set_facility(nc->log_facility);
+	log_set_json(nc->log_format == LOG_FORMAT_JSON);
 	log_init("idemorders", nc->log_syslog, nc->log_level);
 	*confp = nc;
 	pool_generation(pool, nc->workers, nc);

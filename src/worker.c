@@ -126,6 +126,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
     struct response *resp)
 {
 	struct request		 req;
+	struct log_request	 lr;
 	struct timespec		 start;
 	enum create_result	 result;
 	FCGX_ParamArray		 env = fr->envp;
@@ -171,13 +172,17 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 		resp->outcome = "dropped";
 	} else
 		write_response(fr, resp);
-	log_info("%s %s %d %s principal=%s key=%s attempts=%d %.1fms",
-	    req.method ? req.method : "-", req.uri ? req.uri : "-",
-	    result == CREATE_DROP ? 0 : resp->status,
-	    resp->code ? resp->code : resp->outcome ? resp->outcome : "-",
-	    req.principal ? req.principal : "-",
-	    req.log_key ? req.log_key : "-", req.attempts,
-	    elapsed_ms(&start));
+	memset(&lr, 0, sizeof(lr));
+	lr.method = req.method;
+	lr.uri = req.uri;
+	lr.principal = req.principal;
+	lr.key = req.log_key;
+	lr.code = resp->code;
+	lr.outcome = resp->outcome;
+	lr.status = result == CREATE_DROP ? 0 : resp->status;
+	lr.attempts = req.attempts;
+	lr.duration_ms = elapsed_ms(&start);
+	log_request(&lr);
 }
 
 /*

@@ -63,6 +63,7 @@ with open(out, "a") as f:
 EOF
 	NOTIFY_PID=$!
 	PIDS+=("$NOTIFY_PID")
+	disown "$NOTIFY_PID"
 	wait_until 10 grep -q LISTENING "$2"
 }
 
