@@ -90,6 +90,9 @@ done
 
 priv=$(mktemp -d /tmp/idemorders-supervisor.XXXXXX)
 chmod 0755 "$priv"
+# The pool drops to the stack's pool user, who must be able to remove the
+# socket at stop.
+chown "$(sed -n 's/^[[:space:]]*user[[:space:]]*=[[:space:]]*//p' "$IDEMORDERS_CONF" | tail -n 1)" "$priv"
 pconf=$priv/idemorders.conf
 psock=$priv/idemorders.sock
 ppid=
