@@ -11,6 +11,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -288,22 +289,35 @@ parse_long(const char *s, long *out)
 /*
  * Read a password file whole: one trailing newline (LF or CRLF) is not
  * part of the password; any other line break, a NUL byte, an empty file
- * or one over PASSWORD_MAX bytes is an error.  *out is the caller's.
- * Also used for frontend_secret_file.
+ * or one over PASSWORD_MAX bytes is an error, and so is a file every
+ * user may read.  *out is the caller's.  Also used for
+ * frontend_secret_file.
  */
 static int
 read_password_file(const char *path, char **out, char *err, size_t errsz)
 {
-	char	*pw = NULL;
-	size_t	 len = 0;
-	ssize_t	 n;
-	int	 fd, rc = -1;
+	struct stat	 st;
+	char		*pw = NULL;
+	size_t		 len = 0;
+	ssize_t		 n;
+	int		 fd, rc = -1;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1) {
 		snprintf(err, errsz, "cannot read %s: %s", path,
 		    strerror(errno));
 		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if ((st.st_mode & S_IROTH) != 0) {
+		snprintf(err, errsz, "%s is readable by every user (mode "
+		    "%04o): chmod o-r, e.g. root:idemorders 0640", path,
+		    (unsigned int)(st.st_mode & 07777));
+		goto out;
 	}
 	pw = malloc(PASSWORD_MAX + 2);
 	if (pw == NULL) {

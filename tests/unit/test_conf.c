@@ -5,6 +5,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -354,6 +355,17 @@ test_password_file(void)
 	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
 	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "more than one line"));
+	conf_clear(&c);
+	remove(path);
+
+	/* Readable by every user: refused. */
+	strcpy(path, "/tmp/idemorders-pw-XXXXXX");
+	write_temp(path, "secret\n", 7);
+	chmod(path, 0644);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "is readable by every user (mode "
+	    "0644)"));
 	conf_clear(&c);
 	remove(path);
 
