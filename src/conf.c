@@ -11,20 +11,29 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <strings.h>
 
 #include "conf.h"
 
 #define CONF_FILE_MAX	(1024 * 1024)
 #define CONF_LINE_MAX	4096
+#define PASSWORD_MAX	4096	/* bytes of a db_password_file */
+#define LISTEN_HOST_MAX	255	/* a DNS name or an address */
 
 enum conf_type {
-	T_STRING,
+	T_STRING,	/* non-empty string */
+	T_OPTSTRING,	/* string; empty: unset */
 	T_PATH,		/* string, must be absolute */
 	T_INT,		/* int in [min, max] */
 	T_LONG,		/* long in [min, max] */
 	T_PORT,
 	T_MODE,		/* octal permission bits */
-	T_DURATION,	/* milliseconds in [min, max] */
+	T_DURATION,	/* milliseconds in [min, max], a long */
+	T_LDURATION,	/* milliseconds in [min, max], a long long */
 	T_SIZE,		/* bytes in [min, max] */
 	T_LOGLEVEL,
 	T_LOGTARGET,
@@ -33,42 +42,68 @@ enum conf_type {
 	T_REUSED_STATUS,
 	T_OUT_OF_STOCK,
 	T_PASSWORD_FILE,
+	T_SECRET_FILE,
+	T_ENVVAR,	/* a FastCGI variable no client header can set */
+	T_PEERS,
+	T_FACILITY,
+	T_LOGFORMAT,
 };
 
 struct conf_key {
 	const char	*name;
 	enum conf_type	 type;
 	size_t		 off;
-	long		 min;
-	long		 max;
+	long long	 min;
+	long long	 max;
+};
+
+static int	conf_check(const struct conf *, const char *, char *, size_t);
+
+static const struct {
+	const char	*name;
+	int		 value;
+} facilities[] = {
+	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "auth", LOG_AUTH },
+	{ "authpriv", LOG_AUTHPRIV }, { "local0", LOG_LOCAL0 },
+	{ "local1", LOG_LOCAL1 }, { "local2", LOG_LOCAL2 },
+	{ "local3", LOG_LOCAL3 }, { "local4", LOG_LOCAL4 },
+	{ "local5", LOG_LOCAL5 }, { "local6", LOG_LOCAL6 },
+	{ "local7", LOG_LOCAL7 }, { NULL, 0 },
 };
 
 #define F(m)	offsetof(struct conf, m)
-#define DAY_MS	(24L * 3600 * 1000)
+#define DAY_MS	(24LL * 3600 * 1000)
 
 static const struct conf_key conf_keys[] = {
 	{ "listen",		T_LISTEN,	F(listen), 0, 0 },
 	{ "socket_mode",	T_MODE,		F(socket_mode), 0, 07777 },
-	{ "socket_group",	T_STRING,	F(socket_group), 0, 0 },
+	{ "socket_group",	T_OPTSTRING,	F(socket_group), 0, 0 },
+	{ "allow_peers",	T_PEERS,	F(allow_peers), 0, 0 },
+	{ "user",		T_OPTSTRING,	F(user), 0, 0 },
+	{ "group",		T_OPTSTRING,	F(group), 0, 0 },
 	{ "workers",		T_INT,		F(workers), 1, 512 },
 	{ "max_requests",	T_LONG,		F(max_requests), 0, LONG_MAX },
 	{ "log_level",		T_LOGLEVEL,	F(log_level), 0, 0 },
 	{ "log",		T_LOGTARGET,	F(log_syslog), 0, 0 },
+	{ "log_facility",	T_FACILITY,	F(log_facility), 0, 0 },
+	{ "log_format",		T_LOGFORMAT,	F(log_format), 0, 0 },
 	{ "mount",		T_MOUNT,	F(mount), 0, 0 },
-	{ "principal_var",	T_STRING,	F(principal_var), 0, 0 },
+	{ "principal_var",	T_ENVVAR,	F(principal_var), 0, 0 },
+	{ "frontend_secret_file", T_SECRET_FILE, F(frontend_secret), 0, 0 },
+	{ "frontend_secret_var", T_ENVVAR,	F(frontend_secret_var), 0, 0 },
 	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20 },
 	{ "db_host",		T_STRING,	F(db_host), 0, 0 },
 	{ "db_port",		T_PORT,		F(db_port), 1, 65535 },
 	{ "db_socket",		T_PATH,		F(db_socket), 0, 0 },
 	{ "db_name",		T_STRING,	F(db_name), 0, 0 },
 	{ "db_user",		T_STRING,	F(db_user), 0, 0 },
-	{ "db_password",	T_STRING,	F(db_password), 0, 0 },
+	{ "db_password",	T_OPTSTRING,	F(db_password), 0, 0 },
 	{ "db_password_file",	T_PASSWORD_FILE, F(db_password), 0, 0 },
 	{ "db_connect_timeout",	T_DURATION,	F(db_connect_timeout_ms), 1000, 3600000 },
 	{ "lock_wait_timeout",	T_DURATION,	F(lock_wait_timeout_ms), 1000, 3600000 },
 	{ "schema_dir",		T_PATH,		F(schema_dir), 0, 0 },
-	{ "key_retention",	T_DURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
-	{ "tombstone_retention", T_DURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
+	{ "key_retention",	T_LDURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
+	{ "tombstone_retention", T_LDURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
 	{ "key_reused_status",	T_REUSED_STATUS, F(key_reused_status), 0, 0 },
 	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0 },
 	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20 },
@@ -88,8 +123,11 @@ conf_defaults(struct conf *c)
 	c->workers = 4;
 	c->max_requests = 10000;
 	c->log_level = LOG_INFO;
+	c->log_facility = LOG_DAEMON;
+	c->log_format = LOG_FORMAT_TEXT;
 	c->mount = strdup("/orders");
 	c->principal_var = strdup("REMOTE_USER");
+	c->frontend_secret_var = strdup("IDEMORDERS_FRONTEND_SECRET");
 	c->max_body_bytes = 64 * 1024;
 	c->db_host = strdup("localhost");
 	c->db_port = 3306;
@@ -121,13 +159,23 @@ conf_clear(struct conf *c)
 		return;
 	for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++) {
 		switch (conf_keys[i].type) {
+		case T_PASSWORD_FILE:
+			break;		/* shares db_password */
+		case T_SECRET_FILE:
+		case T_OPTSTRING:
+			/* Secrets are wiped before they are freed. */
+			sp = (char **)((char *)c + conf_keys[i].off);
+			if (*sp != NULL)
+				explicit_bzero(*sp, strlen(*sp));
+			free(*sp);
+			*sp = NULL;
+			break;
 		case T_STRING:
 		case T_PATH:
 		case T_LISTEN:
 		case T_MOUNT:
-		case T_PASSWORD_FILE:
-			if (conf_keys[i].type == T_PASSWORD_FILE)
-				continue;	/* shares db_password */
+		case T_ENVVAR:
+		case T_PEERS:
 			sp = (char **)((char *)c + conf_keys[i].off);
 			free(*sp);
 			*sp = NULL;
@@ -140,10 +188,10 @@ conf_clear(struct conf *c)
 
 /*
  * Parse a duration: a non-negative integer followed by ms, s, m, h or d.
- * A bare 0 is allowed.  Stores milliseconds.
+ * A bare 0 is allowed.  Stores milliseconds; -1 when it does not fit.
  */
 int
-conf_parse_duration(const char *s, long *ms)
+conf_parse_duration(const char *s, long long *ms)
 {
 	char		*end;
 	long long	 n, mul;
@@ -168,10 +216,32 @@ conf_parse_duration(const char *s, long *ms)
 		mul = 1;
 	else
 		return -1;
-	if (n > LONG_MAX / mul)
+	if (n > LLONG_MAX / mul)
 		return -1;
-	*ms = (long)(n * mul);
+	*ms = n * mul;
 	return 0;
+}
+
+/* Write ms in the largest unit that divides it: 7d, 36h, 1500ms. */
+static void
+format_duration(long long ms, char *out, size_t outsz)
+{
+	static const struct {
+		long long	 mul;
+		const char	*unit;
+	} units[] = {
+		{ 24LL * 3600 * 1000, "d" }, { 3600 * 1000, "h" },
+		{ 60 * 1000, "m" }, { 1000, "s" },
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ms != 0 && ms % units[i].mul == 0) {
+			snprintf(out, outsz, "%lld%s", ms / units[i].mul,
+			    units[i].unit);
+			return;
+		}
+	snprintf(out, outsz, "%lldms", ms);
 }
 
 /* Parse a size in bytes with an optional k or m suffix (powers of 1024). */
@@ -216,52 +286,246 @@ parse_long(const char *s, long *out)
 	return 0;
 }
 
-/* Read the first line of a password file, without its newline. */
+/*
+ * Read a password file whole: one trailing newline (LF or CRLF) is not
+ * part of the password; any other line break, a NUL byte, an empty file
+ * or one over PASSWORD_MAX bytes is an error, and so is a file every
+ * user may read.  *out is the caller's.  Also used for
+ * frontend_secret_file.
+ */
 static int
 read_password_file(const char *path, char **out, char *err, size_t errsz)
 {
-	FILE	*fp;
-	char	 line[1024];
-	size_t	 n;
+	struct stat	 st;
+	char		*pw = NULL;
+	size_t		 len = 0;
+	ssize_t		 n;
+	int		 fd, rc = -1;
 
-	fp = fopen(path, "r");
-	if (fp == NULL) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
 		snprintf(err, errsz, "cannot read %s: %s", path,
 		    strerror(errno));
 		return -1;
 	}
-	if (fgets(line, sizeof(line), fp) == NULL)
-		line[0] = '\0';
-	fclose(fp);
-	n = strcspn(line, "\r\n");
-	line[n] = '\0';
-	if (n == 0) {
-		snprintf(err, errsz, "%s is empty", path);
-		return -1;
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
 	}
-	*out = strdup(line);
-	if (*out == NULL) {
+	if ((st.st_mode & S_IROTH) != 0) {
+		snprintf(err, errsz, "%s is readable by every user (mode "
+		    "%04o): chmod o-r, e.g. root:idemorders 0640", path,
+		    (unsigned int)(st.st_mode & 07777));
+		goto out;
+	}
+	pw = malloc(PASSWORD_MAX + 2);
+	if (pw == NULL) {
 		snprintf(err, errsz, "out of memory");
-		return -1;
+		goto out;
 	}
-	return 0;
+	for (;;) {
+		n = read(fd, pw + len, PASSWORD_MAX + 2 - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == PASSWORD_MAX + 2)
+			break;
+	}
+	if (n == -1) {
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if (len > 0 && pw[len - 1] == '\n')
+		len--;
+	if (len > 0 && pw[len - 1] == '\r')
+		len--;
+	if (len > PASSWORD_MAX) {
+		snprintf(err, errsz, "%s is larger than %d bytes", path,
+		    PASSWORD_MAX);
+		goto out;
+	}
+	if (len == 0) {
+		snprintf(err, errsz, "%s is empty", path);
+		goto out;
+	}
+	if (memchr(pw, '\n', len) != NULL || memchr(pw, '\r', len) != NULL) {
+		snprintf(err, errsz, "%s holds more than one line (the "
+		    "password is the whole file, without its final newline)",
+		    path);
+		goto out;
+	}
+	if (memchr(pw, '\0', len) != NULL) {
+		snprintf(err, errsz, "%s holds a NUL byte", path);
+		goto out;
+	}
+	pw[len] = '\0';
+	*out = pw;
+	pw = NULL;
+	rc = 0;
+out:
+	if (pw != NULL)
+		explicit_bzero(pw, PASSWORD_MAX + 2);
+	free(pw);
+	close(fd);
+	return rc;
 }
 
-/* Check the listen syntax: unix:/abs/path or HOST:PORT. */
+/*
+ * Check the listen syntax: unix:/abs/path or HOST:PORT (an IPv6 address
+ * in brackets).  err says what is wrong.
+ */
 static int
-valid_listen(const char *v)
+check_listen(const char *v, char *err, size_t errsz)
 {
 	const char	*colon;
 	long		 port;
 
-	if (strncmp(v, "unix:", 5) == 0)
-		return v[5] == '/' && strlen(v + 5) < 108;
+	if (strncmp(v, "unix:", 5) == 0) {
+		if (v[5] != '/')
+			goto bad;
+		if (strlen(v + 5) >= 108) {
+			snprintf(err, errsz, "listen: a unix socket path has "
+			    "at most 107 bytes");
+			return -1;
+		}
+		return 0;
+	}
 	colon = strrchr(v, ':');
 	if (colon == NULL || colon == v)
-		return 0;
+		goto bad;
 	if (parse_long(colon + 1, &port) == -1 || port < 1 || port > 65535)
+		goto bad;
+	if ((size_t)(colon - v) > LISTEN_HOST_MAX) {
+		snprintf(err, errsz, "listen: the host is longer than %d bytes",
+		    LISTEN_HOST_MAX);
+		return -1;
+	}
+	return 0;
+bad:
+	snprintf(err, errsz, "listen must be unix:/PATH or HOST:PORT, not "
+	    "\"%.200s\"", v);
+	return -1;
+}
+
+/* Parse one numeric IPv4 or IPv6 address into a v4-mapped in6_addr. */
+static int
+parse_addr(const char *s, struct in6_addr *out)
+{
+	struct in_addr	 a4;
+
+	if (inet_pton(AF_INET6, s, out) == 1)
 		return 0;
-	return 1;
+	if (inet_pton(AF_INET, s, &a4) != 1)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->s6_addr[10] = 0xff;
+	out->s6_addr[11] = 0xff;
+	memcpy(&out->s6_addr[12], &a4, 4);
+	return 0;
+}
+
+/*
+ * Call fn for each address of a list "A, B C": commas and blanks
+ * separate.  Returns -1 at the first entry that is not an address (its
+ * text in bad), 1 as soon as fn returns 1, else 0.
+ */
+static int
+peers_each(const char *list, int (*fn)(const struct in6_addr *, void *),
+    void *arg, char *bad, size_t badsz)
+{
+	struct in6_addr	 a;
+	const char	*p = list;
+	char		 one[INET6_ADDRSTRLEN + 1];
+	size_t		 n;
+
+	for (;;) {
+		p += strspn(p, ", \t");
+		if (*p == '\0')
+			return 0;
+		n = strcspn(p, ", \t");
+		if (n < sizeof(one)) {
+			memcpy(one, p, n);
+			one[n] = '\0';
+		}
+		if (n >= sizeof(one) || parse_addr(one, &a) == -1) {
+			if (bad != NULL)
+				snprintf(bad, badsz, "%.*s", (int)n, p);
+			return -1;
+		}
+		if (fn != NULL && fn(&a, arg) == 1)
+			return 1;
+		p += n;
+	}
+}
+
+/* peers_each() callback: does the entry equal the peer? */
+static int
+peer_equal(const struct in6_addr *a, void *arg)
+{
+	return memcmp(a, arg, sizeof(*a)) == 0;
+}
+
+/*
+ * Tell whether a connection from sa is allowed by list (allow_peers):
+ * its address must be one of the list's.  An IPv4 peer on an IPv6 socket
+ * (::ffff:a.b.c.d) matches a.b.c.d.
+ */
+int
+conf_peer_allowed(const char *list, const struct sockaddr *sa,
+    socklen_t salen)
+{
+	struct in6_addr	 peer;
+
+	if (sa->sa_family == AF_INET6 &&
+	    salen >= (socklen_t)sizeof(struct sockaddr_in6))
+		peer = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	else if (sa->sa_family == AF_INET &&
+	    salen >= (socklen_t)sizeof(struct sockaddr_in)) {
+		memset(&peer, 0, sizeof(peer));
+		peer.s6_addr[10] = 0xff;
+		peer.s6_addr[11] = 0xff;
+		memcpy(&peer.s6_addr[12],
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else
+		return 0;
+	return peers_each(list, peer_equal, &peer, NULL, 0) == 1;
+}
+
+/*
+ * Tell whether a "HOST:PORT" listen names a loopback address only
+ * (127.0.0.0/8, ::1, localhost); a wildcard or any other host does not.
+ */
+int
+conf_listen_is_loopback(const char *listen)
+{
+	struct in6_addr	 a;
+	char		 host[LISTEN_HOST_MAX + 1];
+	const char	*colon;
+	size_t		 n;
+
+	colon = strrchr(listen, ':');
+	if (colon == NULL)
+		return 0;
+	n = (size_t)(colon - listen);
+	if (n >= 2 && listen[0] == '[' && listen[n - 1] == ']') {
+		listen++;
+		n -= 2;
+	}
+	if (n > LISTEN_HOST_MAX)
+		return 0;
+	memcpy(host, listen, n);
+	host[n] = '\0';
+	if (strcasecmp(host, "localhost") == 0)
+		return 1;
+	if (parse_addr(host, &a) == -1)
+		return 0;
+	if (IN6_IS_ADDR_LOOPBACK(&a))
+		return 1;
+	return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
 }
 
 /* Assign one value to the key it names; err says what is wrong. */
@@ -271,17 +535,15 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 {
 	void	*field = (char *)c + k->off;
 	char	**sp = field;
-	char	*end, *dup;
-	long	 n;
-	size_t	 sz;
+	char		*end, *dup, msg[64];
+	long		 n;
+	long long	 ms;
+	size_t		 sz;
 
 	switch (k->type) {
 	case T_LISTEN:
-		if (!valid_listen(v)) {
-			snprintf(err, errsz, "listen must be unix:/PATH or "
-			    "HOST:PORT, not \"%s\"", v);
+		if (check_listen(v, err, errsz) == -1)
 			return -1;
-		}
 		break;
 	case T_PATH:
 		if (v[0] != '/') {
@@ -300,11 +562,59 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		break;
 	case T_STRING:
 		break;
+	case T_ENVVAR:
+		if (strncasecmp(v, "HTTP_", 5) == 0) {
+			snprintf(err, errsz, "%s may not be an HTTP_* variable: "
+			    "the web server fills those from request headers, "
+			    "which any client chooses", k->name);
+			return -1;
+		}
+		if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_") != strlen(v)) {
+			snprintf(err, errsz, "%s must be a variable name "
+			    "(letters, digits and _)", k->name);
+			return -1;
+		}
+		break;
+	case T_PEERS:
+		if (peers_each(v, NULL, NULL, msg, sizeof(msg)) == -1) {
+			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
+			    "IPv4 or IPv6 address", msg);
+			return -1;
+		}
+		break;
+	case T_FACILITY:
+		for (n = 0; facilities[n].name != NULL; n++)
+			if (strcmp(v, facilities[n].name) == 0)
+				break;
+		if (facilities[n].name == NULL) {
+			snprintf(err, errsz, "log_facility must be daemon, "
+			    "user, auth, authpriv or local0 to local7");
+			return -1;
+		}
+		c->log_facility = facilities[n].value;
+		return 0;
+	case T_LOGFORMAT:
+		if (strcmp(v, "text") == 0)
+			c->log_format = LOG_FORMAT_TEXT;
+		else if (strcmp(v, "json") == 0)
+			c->log_format = LOG_FORMAT_JSON;
+		else {
+			snprintf(err, errsz, "log_format must be text or json");
+			return -1;
+		}
+		return 0;
+	case T_OPTSTRING:
+		if (*v != '\0')
+			break;
+		free(*sp);
+		*sp = NULL;
+		return 0;
 	case T_INT:
 	case T_LONG:
 		if (parse_long(v, &n) == -1 || n < k->min || n > k->max) {
-			snprintf(err, errsz, "%s must be an integer from %ld "
-			    "to %ld", k->name, k->min, k->max);
+			snprintf(err, errsz, "%s must be an integer from %lld "
+			    "to %lld", k->name, k->min, k->max);
 			return -1;
 		}
 		if (k->type == T_INT)
@@ -331,23 +641,27 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		*(mode_t *)field = (mode_t)n;
 		return 0;
 	case T_DURATION:
-		if (conf_parse_duration(v, &n) == -1) {
+	case T_LDURATION:
+		if (conf_parse_duration(v, &ms) == -1) {
 			snprintf(err, errsz, "%s must be a duration such as "
 			    "500ms, 30s, 5m, 24h or 30d", k->name);
 			return -1;
 		}
-		if (n < k->min || n > k->max) {
-			snprintf(err, errsz, "%s is out of range (%ldms to "
-			    "%ldms)", k->name, k->min, k->max);
+		if (ms < k->min || ms > k->max) {
+			snprintf(err, errsz, "%s is out of range (%lldms to "
+			    "%lldms)", k->name, k->min, k->max);
 			return -1;
 		}
-		*(long *)field = n;
+		if (k->type == T_LDURATION)
+			*(long long *)field = ms;
+		else
+			*(long *)field = (long)ms;
 		return 0;
 	case T_SIZE:
 		if (conf_parse_size(v, &sz) == -1 || sz < (size_t)k->min ||
 		    sz > (size_t)k->max) {
-			snprintf(err, errsz, "%s must be a size from %ld to "
-			    "%ld bytes (k and m suffixes allowed)", k->name,
+			snprintf(err, errsz, "%s must be a size from %lld to "
+			    "%lld bytes (k and m suffixes allowed)", k->name,
 			    k->min, k->max);
 			return -1;
 		}
@@ -401,8 +715,11 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		}
 		return 0;
 	case T_PASSWORD_FILE:
+	case T_SECRET_FILE:
 		if (read_password_file(v, &dup, err, errsz) == -1)
 			return -1;
+		if (*sp != NULL)
+			explicit_bzero(*sp, strlen(*sp));
 		free(*sp);
 		*sp = dup;
 		return 0;
@@ -415,6 +732,23 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 	free(*sp);
 	*sp = dup;
 	return 0;
+}
+
+/*
+ * Cut a comment off a value: '#' at its start or after a space or a tab
+ * begins one; a '#' inside a word (pa#ss) is part of the value.  A value
+ * that must hold " #" (a password) belongs in db_password_file.
+ */
+static void
+cut_comment(char *v)
+{
+	char	*p;
+
+	for (p = v; *p != '\0'; p++)
+		if (*p == '#' && (p == v || p[-1] == ' ' || p[-1] == '\t')) {
+			*p = '\0';
+			return;
+		}
 }
 
 /* Trim spaces and tabs at both ends, in place. */
@@ -476,6 +810,7 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 		}
 		*eq = '\0';
 		key = trim(key);
+		cut_comment(eq + 1);
 		val = trim(eq + 1);
 		k = NULL;
 		for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++)
@@ -486,7 +821,7 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 			    lineno, key);
 			return -1;
 		}
-		if (*val == '\0' && k->type != T_STRING) {
+		if (*val == '\0' && k->type != T_OPTSTRING) {
 			snprintf(err, errsz, "%s:%d: %s needs a value", name,
 			    lineno, key);
 			return -1;
@@ -495,6 +830,50 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 			snprintf(err, errsz, "%s:%d: %s", name, lineno, msg);
 			return -1;
 		}
+	}
+	if (conf_check(c, name, err, errsz) == -1)
+		return -1;
+	return 0;
+}
+
+/* Check the settings that depend on one another. */
+static int
+conf_check(const struct conf *c, const char *name, char *err, size_t errsz)
+{
+	char	 a[32], b[32];
+
+	if ((c->socket_mode & 0002) != 0) {
+		snprintf(err, errsz, "%s: socket_mode %04o lets every local "
+		    "user connect and act as any principal: use 0660 with "
+		    "socket_group set to the web server's group", name,
+		    (unsigned int)c->socket_mode);
+		return -1;
+	}
+	if (c->listen != NULL && strncmp(c->listen, "unix:", 5) == 0 &&
+	    c->allow_peers != NULL) {
+		snprintf(err, errsz, "%s: allow_peers applies to a TCP listen; "
+		    "a unix socket is guarded by socket_mode and socket_group",
+		    name);
+		return -1;
+	}
+	if (c->listen != NULL && strncmp(c->listen, "unix:", 5) != 0 &&
+	    !conf_listen_is_loopback(c->listen) && c->allow_peers == NULL) {
+		snprintf(err, errsz, "%s: listen %s accepts connections from "
+		    "other hosts, and whoever connects chooses the principal: "
+		    "list the web servers in allow_peers (e.g. allow_peers = "
+		    "10.0.0.5, 10.0.0.6), or listen on 127.0.0.1", name,
+		    c->listen);
+		return -1;
+	}
+
+	if (c->tombstone_retention_ms != 0 &&
+	    c->tombstone_retention_ms < c->key_retention_ms) {
+		format_duration(c->tombstone_retention_ms, a, sizeof(a));
+		format_duration(c->key_retention_ms, b, sizeof(b));
+		snprintf(err, errsz, "%s: tombstone_retention (%s) is shorter "
+		    "than key_retention (%s): a tombstone must outlive the key "
+		    "it ends (0 keeps tombstones for ever)", name, a, b);
+		return -1;
 	}
 	if (c->retry_backoff_max_ms < c->retry_backoff_ms) {
 		snprintf(err, errsz, "%s: retry_backoff_max is smaller than "

@@ -1,5 +1,6 @@
 /*
- * The configuration file: "key = value" lines, '#' comments.  Unknown
+ * The configuration file: "key = value" lines, '#' comments (a '#' at
+ * the start of a line, or after a space or a tab in a value).  Unknown
  * keys and bad values are errors naming the file and the line.
  */
 #ifndef IDEMORDERS_CONF_H
@@ -7,8 +8,14 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #define CONF_DEFAULT_PATH	SYSCONFDIR "/idemorders.conf"
+
+enum log_format {
+	LOG_FORMAT_TEXT = 0,
+	LOG_FORMAT_JSON,	/* the request log as one JSON object a line */
+};
 
 enum out_of_stock_policy {
 	OUT_OF_STOCK_FINAL = 0,
@@ -20,14 +27,21 @@ struct conf {
 	char		*listen;	/* "unix:PATH", "HOST:PORT" or NULL: fd 0 */
 	mode_t		 socket_mode;
 	char		*socket_group;
+	char		*allow_peers;	/* "ADDR, ADDR": TCP peers, or NULL */
+	char		*user;		/* serve drops to it when root */
+	char		*group;		/* NULL: the user's primary group */
 	int		 workers;
 	long		 max_requests;	/* 0: never recycle */
 	int		 log_level;	/* LOG_ERR .. LOG_DEBUG */
 	int		 log_syslog;
+	int		 log_facility;	/* LOG_DAEMON, LOG_LOCAL0 ... */
+	enum log_format	 log_format;
 
 	/* HTTP */
 	char		*mount;
 	char		*principal_var;
+	char		*frontend_secret;	/* from frontend_secret_file */
+	char		*frontend_secret_var;
 	size_t		 max_body_bytes;
 
 	/* database */
@@ -42,8 +56,8 @@ struct conf {
 	char		*schema_dir;
 
 	/* idempotency */
-	long		 key_retention_ms;
-	long		 tombstone_retention_ms;	/* 0: keep for ever */
+	long long	 key_retention_ms;
+	long long	 tombstone_retention_ms;	/* 0: keep for ever */
 	int		 key_reused_status;		/* 409 or 422 */
 	enum out_of_stock_policy out_of_stock;
 	int		 max_attempts;
@@ -59,7 +73,9 @@ int	conf_load(struct conf *, const char *, char *, size_t);
 int	conf_parse(struct conf *, const char *, const char *, size_t,
 	    char *, size_t);
 void	conf_clear(struct conf *);
-int	conf_parse_duration(const char *, long *);
+int	conf_parse_duration(const char *, long long *);
 int	conf_parse_size(const char *, size_t *);
+int	conf_listen_is_loopback(const char *);
+int	conf_peer_allowed(const char *, const struct sockaddr *, socklen_t);
 
 #endif

@@ -132,6 +132,8 @@ main(int argc, char *argv[])
 	if (strcmp(cmd, "audit") == 0)
 		return audit_command(path, json, since);
 	conf = load(path);
+	log_set_facility(conf->log_facility);
+	log_set_json(conf->log_format == LOG_FORMAT_JSON);
 	log_init("idemorders", conf->log_syslog, conf->log_level);
 	if (strcmp(cmd, "serve") == 0)
 		return supervisor_run(path, conf, &worker_orders);

@@ -14,6 +14,7 @@ struct problem_type {
 /* Every code the service answers with, and its human title. */
 static const struct problem_type problem_types[] = {
 	{ "UNAUTHENTICATED", "Authentication required" },
+	{ "FRONTEND_SECRET_MISMATCH", "Request did not come through the web server" },
 	{ "NOT_FOUND", "No such resource" },
 	{ "METHOD_NOT_ALLOWED", "Method not allowed" },
 	{ "ORDER_NOT_FOUND", "Order not found" },
@@ -78,6 +79,7 @@ http_reason(int status)
 	case 201: return "Created";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";

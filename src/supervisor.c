@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +15,11 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
 
 #include "conf.h"
 #include "log.h"
+#include "notify.h"
 #include "supervisor.h"
 #include "worker.h"
 
@@ -24,7 +27,9 @@
 #define RESPAWN_DELAY_MIN	1	/* seconds, after a quick death */
 #define RESPAWN_DELAY_MAX	30
 #define QUICK_DEATH		2	/* seconds alive that count as a crash */
+#define SD_LISTEN_FDS_START	3	/* the first socket-activation fd */
 
+/* Times are seconds of CLOCK_MONOTONIC (mono_now()). */
 struct slot {
 	pid_t		 pid;		/* 0: empty */
 	unsigned int	 generation;
@@ -38,11 +43,26 @@ struct pool {
 	int		 nslots;
 	unsigned int	 generation;
 	int		 listen_fd;
-	char		*unix_path;
-	const struct worker_ops *ops;	/* unlinked at exit, if ours */
+	int		 listen_ours;	/* opened here, not inherited */
+	int		 activated;	/* passed by socket activation */
+	char		*unix_path;	/* unlinked at stop, if ours */
+	dev_t		 unix_dev;	/* what we bound at unix_path */
+	ino_t		 unix_ino;
+	time_t		 grace_end;	/* stopping: SIGKILL then; 0: none */
+	const struct worker_ops *ops;
 };
 
 static volatile sig_atomic_t got_chld, got_term, got_hup, got_alrm;
+
+/* Seconds on the monotonic clock. */
+static time_t
+mono_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
 
 /* Record a signal for the main loop. */
 static void
@@ -65,44 +85,116 @@ sup_signal(int sig)
 }
 
 /*
- * Open a unix socket at path.  A socket file nobody listens on is a
- * leftover and is replaced; a live one is an error.
+ * Open a unix socket at path with its final mode and group from the
+ * moment it exists: the umask gives bind() the mode, and the group is
+ * set before listen(), so that no one connects to it in between.  A
+ * socket file nobody listens on is a leftover and is replaced; a live
+ * one, or a path that is not a socket, is an error.  A failure leaves no
+ * socket behind.
  */
 static int
 open_unix(const struct conf *conf, const char *path)
 {
 	struct sockaddr_un	 sun;
+	struct stat		 st;
 	struct group		*gr;
-	int			 fd, probe;
+	gid_t			 gid = (gid_t)-1;
+	mode_t			 old;
+	int			 fd, probe, rc, saved;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	probe = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (probe == -1)
-		fatal("socket");
-	if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-		fatalx("%s: another server is listening there", path);
-	close(probe);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		fatal("socket");
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
-		fatal("bind %s", path);
-	if (chmod(path, conf->socket_mode) == -1)
-		fatal("chmod %s", path);
 	if (conf->socket_group != NULL) {
 		gr = getgrnam(conf->socket_group);
 		if (gr == NULL)
 			fatalx("socket_group %s: no such group",
 			    conf->socket_group);
-		if (chown(path, (uid_t)-1, gr->gr_gid) == -1)
-			fatal("chown %s", path);
+		gid = gr->gr_gid;
 	}
-	if (listen(fd, LISTEN_BACKLOG) == -1)
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			fatalx("%s exists and is not a socket; not replacing "
+			    "it", path);
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe == -1)
+			fatal("socket");
+		if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			fatalx("%s: another server is listening there", path);
+		close(probe);
+		if (unlink(path) == -1)
+			fatal("cannot remove the stale socket %s", path);
+	} else if (errno != ENOENT)
+		fatal("%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		fatal("socket");
+	old = umask(~conf->socket_mode & 0777);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	saved = errno;
+	umask(old);
+	if (rc == -1) {
+		errno = saved;
+		fatal("bind %s", path);
+	}
+	if (gid != (gid_t)-1 && lstat(path, &st) == 0 && st.st_gid != gid &&
+	    chown(path, (uid_t)-1, gid) == -1) {
+		saved = errno;
+		unlink(path);
+		errno = saved;
+		fatal("socket_group %s: cannot give %s to that group (start "
+		    "serve as root, or as a member of %s)", conf->socket_group,
+		    path, conf->socket_group);
+	}
+	/* chown() may clear set-id bits; the mode is final only now. */
+	if (chmod(path, conf->socket_mode) == -1) {
+		saved = errno;
+		unlink(path);
+		errno = saved;
+		fatal("chmod %s", path);
+	}
+	if (listen(fd, LISTEN_BACKLOG) == -1) {
+		saved = errno;
+		unlink(path);
+		errno = saved;
 		fatal("listen %s", path);
+	}
 	return fd;
+}
+
+/* Remember which file we bound at path, so that stop removes only it. */
+static void
+note_unix(struct pool *pool, const char *path)
+{
+	struct stat	 st;
+
+	pool->unix_path = strdup(path);
+	if (pool->unix_path == NULL)
+		fatal("strdup");
+	if (lstat(path, &st) == -1)
+		fatal("lstat %s", path);
+	pool->unix_dev = st.st_dev;
+	pool->unix_ino = st.st_ino;
+}
+
+/*
+ * Remove our unix socket, unless something else took its path since:
+ * only a socket, and only the one we bound.
+ */
+static void
+unlink_unix(struct pool *pool)
+{
+	struct stat	 st;
+
+	if (pool->unix_path == NULL)
+		return;
+	if (lstat(pool->unix_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_dev == pool->unix_dev && st.st_ino == pool->unix_ino &&
+	    unlink(pool->unix_path) == -1)
+		log_warn("cannot remove %s (its directory should belong to "
+		    "the user the pool runs as)", pool->unix_path);
+	free(pool->unix_path);
+	pool->unix_path = NULL;
 }
 
 /* Open a TCP socket for HOST:PORT. */
@@ -110,11 +202,16 @@ static int
 open_tcp(const char *spec)
 {
 	struct addrinfo	 hints, *res, *ai;
-	char		 host[256], *colon;
+	char		 host[300], *colon;
 	int		 fd = -1, on = 1, rc;
 
+	/* conf.c allows a host of at most 255 bytes. */
+	if (strlen(spec) >= sizeof(host))
+		fatalx("listen %.40s...: too long", spec);
 	snprintf(host, sizeof(host), "%s", spec);
 	colon = strrchr(host, ':');
+	if (colon == NULL)
+		fatalx("listen %s: no port", spec);
 	*colon = '\0';
 	if (host[0] == '[' && colon[-1] == ']') {
 		colon[-1] = '\0';
@@ -146,32 +243,194 @@ open_tcp(const char *spec)
 }
 
 /*
- * Open the configured socket, or adopt a listening socket on fd 0 as
- * lighttpd's bin-path, spawn-fcgi and mod_fcgid hand it over.
+ * The socket passed by systemd socket activation: fd 3 when LISTEN_PID
+ * is our pid and LISTEN_FDS at least 1; -1 otherwise.  The variables are
+ * unset either way, so that no worker takes them for its own.
+ */
+static int
+activated_socket(void)
+{
+	const char	*pid, *fds;
+	char		*end;
+	long		 p, n;
+
+	pid = getenv("LISTEN_PID");
+	fds = getenv("LISTEN_FDS");
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (pid == NULL || fds == NULL)
+		return -1;
+	p = strtol(pid, &end, 10);
+	if (*end != '\0' || p != (long)getpid())
+		return -1;
+	n = strtol(fds, &end, 10);
+	if (*end != '\0' || n < 1)
+		return -1;
+	if (n > 1)
+		log_warnx("socket activation passed %ld sockets; serving the "
+		    "first (fd %d)", n, SD_LISTEN_FDS_START);
+	if (fcntl(SD_LISTEN_FDS_START, F_SETFD, FD_CLOEXEC) == -1)
+		fatal("socket activation: fd %d", SD_LISTEN_FDS_START);
+	return SD_LISTEN_FDS_START;
+}
+
+/* Tell whether fd is a listening socket. */
+static int
+is_listening(int fd)
+{
+	int		 acc = 0;
+	socklen_t	 len = sizeof(acc);
+
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) == 0 &&
+	    acc;
+}
+
+/*
+ * Refuse a TCP socket that other hosts can reach unless allow_peers says
+ * who may connect: whoever connects chooses the principal.  Checked on
+ * the socket itself, so that an inherited one is judged too.
+ */
+static void
+check_tcp_exposure(const struct conf *conf, int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	const struct sockaddr_in *a4;
+	const struct sockaddr_in6 *a6;
+	int			 loopback;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		fatal("getsockname");
+	if (ss.ss_family == AF_INET) {
+		a4 = (const struct sockaddr_in *)(const void *)&ss;
+		loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+	} else if (ss.ss_family == AF_INET6) {
+		a6 = (const struct sockaddr_in6 *)(const void *)&ss;
+		loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr) ||
+		    (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr) &&
+		    a6->sin6_addr.s6_addr[12] == 127);
+	} else
+		return;
+	if (!loopback && conf->allow_peers == NULL)
+		fatalx("the listening socket accepts TCP connections from "
+		    "other hosts, and whoever connects chooses the principal: "
+		    "set allow_peers to the web servers' addresses");
+}
+
+/*
+ * Take the listening socket: one passed by socket activation (fd 3), the
+ * configured one, or a listening socket on fd 0 as lighttpd's bin-path,
+ * spawn-fcgi and mod_fcgid hand it over.
  */
 static int
 open_listener(const struct conf *conf, struct pool *pool)
 {
-	int		 fd, acc = 0;
-	socklen_t	 len = sizeof(acc);
+	int	 fd;
 
-	if (conf->listen == NULL) {
-		if (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) == -1 ||
-		    !acc)
+	fd = activated_socket();
+	if (fd != -1) {
+		if (!is_listening(fd))
+			fatalx("socket activation: fd %d is not a listening "
+			    "socket", fd);
+		if (conf->listen != NULL)
+			log_info("socket activation: serving fd %d; \"listen = "
+			    "%s\" is not used", fd, conf->listen);
+		pool->activated = 1;
+	} else if (conf->listen == NULL) {
+		if (!is_listening(0))
 			fatalx("no \"listen\" in the configuration and fd 0 is "
 			    "not a listening socket");
 		fd = 0;
 	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
 		fd = open_unix(conf, conf->listen + 5);
-		pool->unix_path = strdup(conf->listen + 5);
-		if (pool->unix_path == NULL)
-			fatal("strdup");
-	} else
+		note_unix(pool, conf->listen + 5);
+		pool->listen_ours = 1;
+	} else {
 		fd = open_tcp(conf->listen);
+		pool->listen_ours = 1;
+	}
+	check_tcp_exposure(conf, fd);
 	/* Workers wait in ppoll(); a lost accept race must not block. */
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1)
 		fatal("fcntl");
 	return fd;
+}
+
+/* Who the pool runs as, resolved before the socket is opened. */
+struct identity {
+	int	 drop;		/* started as root: drop to uid/gid */
+	uid_t	 uid;
+	gid_t	 gid;
+	char	 name[64];
+};
+
+/*
+ * Check who the pool will run as, before anything is created: started
+ * as root, it drops to user (and group, else the user's primary group);
+ * it never serves as root.  Started as another user, that user must be
+ * the configured one, if any.
+ */
+static void
+resolve_identity(const struct conf *conf, struct identity *id)
+{
+	struct passwd	*pw;
+	struct group	*gr;
+
+	memset(id, 0, sizeof(*id));
+	if (geteuid() != 0) {
+		if (conf->user == NULL)
+			return;
+		pw = getpwnam(conf->user);
+		if (pw == NULL || pw->pw_uid != geteuid())
+			fatalx("user = %s: start serve as root (it then drops "
+			    "to %s) or as %s itself", conf->user, conf->user,
+			    conf->user);
+		return;
+	}
+	if (conf->user == NULL)
+		fatalx("started as root without \"user\": idemorders does not "
+		    "serve as root; set user (e.g. user = idemorders, a "
+		    "system user of its own)");
+	pw = getpwnam(conf->user);
+	if (pw == NULL)
+		fatalx("user %s: no such user", conf->user);
+	if (pw->pw_uid == 0)
+		fatalx("user = %s is root: idemorders does not serve as root",
+		    conf->user);
+	id->drop = 1;
+	id->uid = pw->pw_uid;
+	id->gid = pw->pw_gid;
+	snprintf(id->name, sizeof(id->name), "%s", pw->pw_name);
+	if (conf->group != NULL) {
+		gr = getgrnam(conf->group);
+		if (gr == NULL)
+			fatalx("group %s: no such group", conf->group);
+		id->gid = gr->gr_gid;
+	}
+	if (id->gid == 0)
+		fatalx("group 0 (root) is not a group to serve as");
+}
+
+/* Drop to the resolved user and group for good, and check it held. */
+static void
+drop_privileges(const struct identity *id)
+{
+	if (!id->drop)
+		return;
+	if (initgroups(id->name, id->gid) == -1)
+		fatal("initgroups %s", id->name);
+	if (setresgid(id->gid, id->gid, id->gid) == -1)
+		fatal("setresgid %ld", (long)id->gid);
+	if (setresuid(id->uid, id->uid, id->uid) == -1)
+		fatal("setresuid %ld", (long)id->uid);
+	if (setuid(0) != -1 || seteuid(0) != -1)
+		fatalx("could regain root after dropping to %s", id->name);
+	if (getuid() != id->uid || geteuid() != id->uid ||
+	    getgid() != id->gid || getegid() != id->gid)
+		fatalx("dropping to %s left other ids", id->name);
+	log_info("running as user %s (uid %ld, gid %ld)", id->name,
+	    (long)id->uid, (long)id->gid);
 }
 
 /* Fork one worker into slot s. */
@@ -183,15 +442,14 @@ spawn(struct pool *pool, struct slot *s, const struct conf *conf)
 	pid = fork();
 	if (pid == -1) {
 		log_warn("fork");
-		s->respawn_at = time(NULL) + RESPAWN_DELAY_MIN;
-		alarm(RESPAWN_DELAY_MIN);
+		s->respawn_at = mono_now() + RESPAWN_DELAY_MIN;
 		return;
 	}
 	if (pid == 0)
 		_exit(worker_main(conf, pool->listen_fd, pool->ops));
 	s->pid = pid;
 	s->generation = pool->generation;
-	s->started = time(NULL);
+	s->started = mono_now();
 	s->respawn_at = 0;
 	log_debug("worker %ld started", (long)pid);
 }
@@ -268,7 +526,8 @@ pool_alive(const struct pool *pool)
 /*
  * Reap dead workers.  A worker of the current generation is replaced at
  * once after a clean exit (recycling) or a long life, and after a
- * growing delay when it keeps dying young.
+ * growing delay when it keeps dying young; a failure exit (status 1,
+ * e.g. its wait failed) is a death like a crash.
  */
 static void
 pool_reap(struct pool *pool, const struct conf *conf, int stopping)
@@ -277,6 +536,7 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 	pid_t		 pid;
 	time_t		 now;
 	int		 status, i, quick;
+	char		 how[64];
 
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
@@ -291,7 +551,7 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 		s->pid = 0;
 		if (stopping || s->generation != pool->generation)
 			continue;
-		now = time(NULL);
+		now = mono_now();
 		quick = now - s->started < QUICK_DEATH;
 		if (WIFEXITED(status) && WEXITSTATUS(status) ==
 		    WORKER_EXIT_RECYCLE) {
@@ -301,12 +561,14 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 			continue;
 		}
 		if (WIFSIGNALED(status))
-			log_warnx("worker %ld killed by signal %d", (long)pid,
+			snprintf(how, sizeof(how), "killed by signal %d",
 			    WTERMSIG(status));
 		else
-			log_warnx("worker %ld exited with status %d",
-			    (long)pid, WEXITSTATUS(status));
+			snprintf(how, sizeof(how), "exited with status %d",
+			    WEXITSTATUS(status));
 		if (!quick) {
+			log_warnx("worker %ld %s; respawning it", (long)pid,
+			    how);
 			s->delay = 0;
 			spawn(pool, s, conf);
 			continue;
@@ -314,33 +576,119 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 		s->delay = s->delay ? s->delay * 2 : RESPAWN_DELAY_MIN;
 		if (s->delay > RESPAWN_DELAY_MAX)
 			s->delay = RESPAWN_DELAY_MAX;
-		log_warnx("worker died within %d s of its start; respawning "
-		    "in %d s", QUICK_DEATH, s->delay);
+		log_warnx("worker %ld %s; respawning in %d s (it died within "
+		    "%d s of its start)", (long)pid, how, s->delay,
+		    QUICK_DEATH);
 		s->respawn_at = now + s->delay;
-		alarm((unsigned int)s->delay);
 	}
 }
 
-/* Respawn the slots whose delay has passed; re-arm the alarm for others. */
+/* Respawn the slots whose delay has passed. */
 static void
 pool_respawn_due(struct pool *pool, const struct conf *conf)
 {
-	time_t	 now = time(NULL), next = 0;
+	time_t	 now = mono_now();
 	int	 i;
 
 	for (i = 0; i < pool->nslots; i++) {
 		struct slot *s = &pool->slots[i];
 
-		if (s->pid != 0 || s->respawn_at == 0 ||
-		    s->generation != pool->generation)
-			continue;
-		if (s->respawn_at <= now)
+		if (s->pid == 0 && s->respawn_at != 0 &&
+		    s->generation == pool->generation && s->respawn_at <= now)
 			spawn(pool, s, conf);
-		else if (next == 0 || s->respawn_at < next)
+	}
+}
+
+/*
+ * Arm the one alarm for the earliest timer: a delayed respawn or the end
+ * of the stop's grace period.  Every timer is a deadline kept in the
+ * pool; nothing else calls alarm().
+ */
+static void
+pool_arm_alarm(const struct pool *pool, int stopping)
+{
+	time_t	 now = mono_now(), next = 0;
+	int	 i;
+
+	for (i = 0; !stopping && i < pool->nslots; i++) {
+		const struct slot *s = &pool->slots[i];
+
+		if (s->pid == 0 && s->respawn_at != 0 &&
+		    s->generation == pool->generation &&
+		    (next == 0 || s->respawn_at < next))
 			next = s->respawn_at;
 	}
-	if (next != 0)
-		alarm((unsigned int)(next - now));
+	if (stopping && pool->grace_end != 0 &&
+	    (next == 0 || pool->grace_end < next))
+		next = pool->grace_end;
+	if (next == 0)
+		alarm(0);
+	else
+		alarm(next > now ? (unsigned int)(next - now) : 1);
+}
+
+/* Tell whether two optional strings differ. */
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/*
+ * Keep the running socket settings in a reloaded configuration: they
+ * take effect only on a restart, which the log says.
+ */
+static void
+keep_socket_settings(struct conf *nc, const struct conf *old)
+{
+	char	*keep;
+
+	if (str_differs(nc->listen, old->listen))
+		log_warnx("reload: \"listen\" changed; it takes effect only "
+		    "after a restart (still serving %s)", old->listen ?
+		    old->listen : "the inherited socket");
+	if (nc->socket_mode != old->socket_mode)
+		log_warnx("reload: \"socket_mode\" changed to %04o; it takes "
+		    "effect only after a restart (the socket keeps %04o)",
+		    (unsigned int)nc->socket_mode,
+		    (unsigned int)old->socket_mode);
+	if (str_differs(nc->socket_group, old->socket_group))
+		log_warnx("reload: \"socket_group\" changed; it takes effect "
+		    "only after a restart");
+	nc->socket_mode = old->socket_mode;
+	keep = old->listen ? strdup(old->listen) : NULL;
+	free(nc->listen);
+	nc->listen = keep;
+	keep = old->socket_group ? strdup(old->socket_group) : NULL;
+	free(nc->socket_group);
+	nc->socket_group = keep;
+	if (str_differs(nc->user, old->user) ||
+	    str_differs(nc->group, old->group))
+		log_warnx("reload: \"user\" or \"group\" changed; it takes "
+		    "effect only after a restart");
+	if (str_differs(nc->allow_peers, old->allow_peers))
+		log_info("reload: allow_peers changed; the new workers use "
+		    "it");
+}
+
+/*
+ * Close the listening socket before the workers finish: a unix socket's
+ * path goes first, then a socket of our own is shut down for every
+ * process holding it, so that new and queued connections are refused
+ * instead of waiting for a pool that is going away.  An inherited socket
+ * (fd 0, socket activation) belongs to whoever passed it and is only
+ * closed.
+ */
+static void
+pool_close_listener(struct pool *pool)
+{
+	unlink_unix(pool);
+	if (pool->listen_ours)
+		shutdown(pool->listen_fd, SHUT_RDWR);
+	close(pool->listen_fd);
+	pool->listen_fd = -1;
 }
 
 /*
@@ -366,12 +714,9 @@ reload(const char *path, struct conf **confp, struct pool *pool)
 		free(nc);
 		return;
 	}
-	if ((nc->listen == NULL) != (old->listen == NULL) ||
-	    (nc->listen != NULL && strcmp(nc->listen, old->listen) != 0))
-		log_warnx("a change of \"listen\" takes effect only after a "
-		    "restart");
-	free(nc->listen);
-	nc->listen = old->listen ? strdup(old->listen) : NULL;
+	keep_socket_settings(nc, old);
+	log_set_facility(nc->log_facility);
+	log_set_json(nc->log_format == LOG_FORMAT_JSON);
 	log_init("idemorders", nc->log_syslog, nc->log_level);
 	*confp = nc;
 	pool_generation(pool, nc->workers, nc);
@@ -393,11 +738,14 @@ supervisor_run(const char *path, struct conf *conf,
 	struct sigaction	 sa;
 	sigset_t		 block, empty;
 	struct pool		 pool;
-	struct timespec		 grace_end, now;
+	struct identity		 id;
 
 	memset(&pool, 0, sizeof(pool));
 	pool.ops = ops;
+	notify_init();
+	resolve_identity(conf, &id);
 	pool.listen_fd = open_listener(conf, &pool);
+	drop_privileges(&id);
 
 	sigemptyset(&block);
 	sigaddset(&block, SIGCHLD);
@@ -418,10 +766,13 @@ supervisor_run(const char *path, struct conf *conf,
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&empty);
 
-	log_info("serving %s with %d workers", conf->listen ? conf->listen :
-	    "the socket on fd 0", conf->workers);
+	log_info("serving %s with %d workers", pool.activated ?
+	    "the socket passed by socket activation" : conf->listen ?
+	    conf->listen : "the socket on fd 0", conf->workers);
 	pool_generation(&pool, conf->workers, conf);
+	notify_ready();
 	while (!got_term) {
+		pool_arm_alarm(&pool, 0);
 		sigsuspend(&empty);
 		if (got_term)
 			break;
@@ -436,33 +787,34 @@ supervisor_run(const char *path, struct conf *conf,
 		}
 		if (got_hup && !got_term) {
 			got_hup = 0;
+			notify_reloading();
 			reload(path, &conf, &pool);
+			notify_ready();
 		}
 	}
 
-	/* Graceful stop: workers finish the request in hand. */
+	/* Graceful stop: no new connection; workers finish the request in hand. */
+	notify_stopping();
 	log_info("stopping: waiting for %d workers", pool_alive(&pool));
 	pool_kill(&pool, SIGTERM, 0);
-	clock_gettime(CLOCK_MONOTONIC, &grace_end);
-	grace_end.tv_sec += conf->request_deadline_ms / 1000 + 5;
+	pool_close_listener(&pool);
+	pool.grace_end = mono_now() + conf->request_deadline_ms / 1000 + 5;
 	while (pool_alive(&pool) > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec >= grace_end.tv_sec) {
-			log_warnx("workers still busy after the grace period; "
-			    "killing them");
-			pool_kill(&pool, SIGKILL, 0);
-			grace_end.tv_sec = now.tv_sec + 3600;
-		}
-		alarm(1);
+		pool_arm_alarm(&pool, 1);
 		sigsuspend(&empty);
+		got_chld = 0;
 		pool_reap(&pool, conf, 1);
+		if (got_alrm) {
+			got_alrm = 0;
+			if (pool.grace_end != 0 && mono_now() >= pool.grace_end) {
+				log_warnx("workers still busy after the grace "
+				    "period; killing them");
+				pool_kill(&pool, SIGKILL, 0);
+				pool.grace_end = 0;
+			}
+		}
 	}
 	alarm(0);
-	if (pool.unix_path != NULL) {
-		unlink(pool.unix_path);
-		free(pool.unix_path);
-	}
-	close(pool.listen_fd);
 	free(pool.slots);
 	log_info("stopped");
 	conf_clear(conf);

@@ -10,11 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <netdb.h>
 #ifdef HAVE_PRCTL
 #include <sys/prctl.h>
 #endif
 
 #include <fcgiapp.h>
+#include <openssl/crypto.h>
 
 #include "buf.h"
 #include "conf.h"
@@ -99,6 +101,24 @@ elapsed_ms(const struct timespec *start)
 	    (double)(now.tv_nsec - start->tv_nsec) / 1e6;
 }
 
+/*
+ * Tell whether the request carries the frontend secret, compared in
+ * constant time (only its length can show).
+ */
+static int
+frontend_secret_ok(const struct conf *conf, FCGX_ParamArray env)
+{
+	const char	*got;
+	size_t		 len;
+
+	got = FCGX_GetParam(conf->frontend_secret_var, env);
+	if (got == NULL)
+		return 0;
+	len = strlen(conf->frontend_secret);
+	return strlen(got) == len &&
+	    CRYPTO_memcmp(got, conf->frontend_secret, len) == 0;
+}
+
 /* Serve one accepted request and log it. */
 static void
 serve_request(FCGX_Request *fr, const struct conf *conf,
@@ -106,6 +126,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
     struct response *resp)
 {
 	struct request		 req;
+	struct log_request	 lr;
 	struct timespec		 start;
 	enum create_result	 result;
 	FCGX_ParamArray		 env = fr->envp;
@@ -128,7 +149,22 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	req.body = body->p;
 	req.body_len = body->len;
 
-	result = ops->handle(ops->needs_db ? db : NULL, conf, &req, resp);
+	/*
+	 * With a frontend secret, a request that does not carry it came
+	 * from someone who connected to the socket without the web server
+	 * (e.g. a script running as the web server's user): it is refused
+	 * before anything else, _health included, and its principal is
+	 * not believed.
+	 */
+	if (conf->frontend_secret != NULL && !frontend_secret_ok(conf, env)) {
+		response_error(resp, 403, "FRONTEND_SECRET_MISMATCH", "the "
+		    "request did not come through the configured web server");
+		resp->outcome = "forbidden";
+		req.principal = NULL;
+		result = CREATE_ANSWER;
+	} else
+		result = ops->handle(ops->needs_db ? db : NULL, conf, &req,
+		    resp);
 	if (result == CREATE_DROP) {
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
@@ -136,13 +172,17 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 		resp->outcome = "dropped";
 	} else
 		write_response(fr, resp);
-	log_info("%s %s %d %s principal=%s key=%s attempts=%d %.1fms",
-	    req.method ? req.method : "-", req.uri ? req.uri : "-",
-	    result == CREATE_DROP ? 0 : resp->status,
-	    resp->code ? resp->code : resp->outcome ? resp->outcome : "-",
-	    req.principal ? req.principal : "-",
-	    req.log_key ? req.log_key : "-", req.attempts,
-	    elapsed_ms(&start));
+	memset(&lr, 0, sizeof(lr));
+	lr.method = req.method;
+	lr.uri = req.uri;
+	lr.principal = req.principal;
+	lr.key = req.log_key;
+	lr.code = resp->code;
+	lr.outcome = resp->outcome;
+	lr.status = result == CREATE_DROP ? 0 : resp->status;
+	lr.attempts = req.attempts;
+	lr.duration_ms = elapsed_ms(&start);
+	log_request(&lr);
 }
 
 /*
@@ -174,20 +214,59 @@ conn_drop(FCGX_Request *fr)
 	fr->ipcFd = -1;
 }
 
+enum accept_result {
+	ACCEPT_OK,
+	ACCEPT_NONE,	/* another worker won it, or it was aborted */
+	ACCEPT_CLOSED,	/* the supervisor shut the listening socket */
+	ACCEPT_FAILED,	/* e.g. out of file descriptors */
+};
+
 /*
  * Take the next connection from the listening socket, which is
- * non-blocking: 0 with *fdp set, -1 when another worker won it.
+ * non-blocking.  The worker accepts every connection itself; libfcgi
+ * never sees the listening socket.
  */
-static int
-accept_conn(int listen_fd, int *fdp)
+static enum accept_result
+accept_conn(const struct conf *conf, int listen_fd, int *fdp)
 {
-	int	 fd;
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	char			 addr[64];
+	int			 fd;
 
-	fd = accept(listen_fd, NULL, NULL);
-	if (fd == -1)
-		return -1;
+	fd = accept4(listen_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+	if (fd == -1) {
+		switch (errno) {
+		case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+		case EWOULDBLOCK:
+#endif
+		case EINTR:
+		case ECONNABORTED:
+		case EPROTO:
+			return ACCEPT_NONE;
+		case EINVAL:
+			return ACCEPT_CLOSED;
+		default:
+			log_warn("accept");
+			return ACCEPT_FAILED;
+		}
+	}
+	/* allow_peers: only the listed web servers reach a TCP socket. */
+	if (conf->allow_peers != NULL && (ss.ss_family == AF_INET ||
+	    ss.ss_family == AF_INET6) &&
+	    !conf_peer_allowed(conf->allow_peers, (struct sockaddr *)&ss,
+	    len)) {
+		if (getnameinfo((struct sockaddr *)&ss, len, addr,
+		    sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0)
+			snprintf(addr, sizeof(addr), "?");
+		log_warnx("refused a connection from %s: not in allow_peers",
+		    addr);
+		close(fd);
+		return ACCEPT_NONE;
+	}
 	*fdp = fd;
-	return 0;
+	return ACCEPT_OK;
 }
 
 /*
@@ -217,7 +296,8 @@ worker_main(const struct conf *conf, int listen_fd,
 	struct response		 resp;
 	long			 served = 0;
 	struct timespec		 idle = { 1, 0 };
-	int			 n, nfd, fd;
+	int			 n, nfd, fd, status = WORKER_EXIT_RECYCLE;
+	enum accept_result	 ar;
 
 #ifdef HAVE_PRCTL
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -247,7 +327,8 @@ worker_main(const struct conf *conf, int listen_fd,
 		db_connect(&db);	/* a failure is retried per request */
 	buf_init(&body, conf->max_body_bytes);
 	response_init(&resp);
-	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, listen_fd,
+	/* No listening socket for libfcgi: accept_conn() takes them all. */
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, -1,
 	    FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
 		log_warnx("FastCGI initialisation failed");
 		return WORKER_EXIT_FAILURE;
@@ -269,7 +350,9 @@ worker_main(const struct conf *conf, int listen_fd,
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
+			/* Not a recycle: the supervisor's rate limit applies. */
 			log_warn("ppoll");
+			status = WORKER_EXIT_FAILURE;
 			break;
 		}
 		if (worker_quit)
@@ -278,22 +361,37 @@ worker_main(const struct conf *conf, int listen_fd,
 			db_idle(&db);
 			continue;
 		}
-		if (nfd == 2 && pfd[1].revents == 0) {
+		/*
+		 * A shut listening socket stays readable, and ppoll() returns
+		 * for it before a pending SIGTERM is delivered: stop here.
+		 */
+		if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+		if (nfd == 1 || pfd[1].revents == 0) {
 			/*
-			 * Only a new connection: swap the idle kept one for
+			 * Only a new connection: swap an idle kept one for
 			 * it, unless a request came in on the kept one since.
 			 */
-			if (conn_ready(fr.ipcFd))
+			if (nfd == 2 && conn_ready(fr.ipcFd))
 				continue;
-			if (accept_conn(listen_fd, &fd) == -1)
+			ar = accept_conn(conf, listen_fd, &fd);
+			if (ar == ACCEPT_NONE)
 				continue;
-			conn_drop(&fr);
+			if (ar == ACCEPT_CLOSED)
+				break;
+			if (ar == ACCEPT_FAILED) {
+				status = WORKER_EXIT_FAILURE;
+				break;
+			}
+			if (fr.ipcFd >= 0)
+				conn_drop(&fr);
 			fr.ipcFd = fd;
+			/* FCGX_Accept_r() must not close it as finished. */
+			fr.keepConnection = 1;
 		}
 		/*
 		 * With a connection in hand FCGX_Accept_r reads its next
-		 * request; a closed one sends it back to the (non-blocking)
-		 * listening socket, where another worker may win.
+		 * request; a closed or broken one is closed there.
 		 */
 		if (FCGX_Accept_r(&fr) < 0)
 			continue;
@@ -306,5 +404,5 @@ worker_main(const struct conf *conf, int listen_fd,
 	response_clear(&resp);
 	buf_free(&body);
 	db_disconnect(&db);
-	return WORKER_EXIT_RECYCLE;
+	return status;
 }

@@ -23,7 +23,7 @@ struct worker_ops {
 
 /* Exit statuses a worker reports to the supervisor. */
 #define WORKER_EXIT_RECYCLE	0	/* served max_requests, or asked to stop */
-#define WORKER_EXIT_FAILURE	1
+#define WORKER_EXIT_FAILURE	1	/* could not serve: a crash for the rate limit */
 
 extern const struct worker_ops worker_orders;
 

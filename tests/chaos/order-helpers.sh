@@ -191,7 +191,7 @@ private_conf() {
 		echo "socket_mode = 0600"
 		echo "log = stderr"
 		echo "log_level = info"
-		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var)[[:space:]]*=' "$IDEMORDERS_CONF"
+		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var|user|group)[[:space:]]*=' "$IDEMORDERS_CONF"
 		for kv in "$@"; do
 			echo "${kv%%=*} = ${kv#*=}"
 		done

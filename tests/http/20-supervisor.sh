@@ -90,6 +90,9 @@ done
 
 priv=$(mktemp -d /tmp/idemorders-supervisor.XXXXXX)
 chmod 0755 "$priv"
+# The pool drops to the stack's pool user, who must be able to remove the
+# socket at stop.
+chown "$(sed -n 's/^[[:space:]]*user[[:space:]]*=[[:space:]]*//p' "$IDEMORDERS_CONF" | tail -n 1)" "$priv"
 pconf=$priv/idemorders.conf
 psock=$priv/idemorders.sock
 ppid=
@@ -113,7 +116,7 @@ write_conf() {
 		echo "log = stderr"
 		echo "log_level = debug"
 		# The database settings of the test stack.
-		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var)[[:space:]]*=' "$IDEMORDERS_CONF"
+		grep -E '^[[:space:]]*(db_[a-z_]*|mount|principal_var|user|group)[[:space:]]*=' "$IDEMORDERS_CONF"
 	} >"$pconf.tmp"
 	mv -f "$pconf.tmp" "$pconf"
 }

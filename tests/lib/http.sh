@@ -21,7 +21,8 @@
 #                                   the same straight to the FastCGI
 #                                   socket (cgi-fcgi), with exactly the
 #                                   given environment: what no web server
-#                                   would let through
+#                                   would let through (plus the stack's
+#                                   frontend secret unless FCGI_NO_SECRET=1)
 #   hdr NAME                        a response header's value
 #   expect_status N [WHAT]          expect_header NAME VALUE [WHAT]
 #   expect_header_has NAME WORD     expect_no_header NAME
@@ -170,6 +171,11 @@ fcgi_req() {
 	    REMOTE_ADDR=127.0.0.1 REMOTE_PORT=40000)
 	if [[ $have_data == 1 ]]; then
 		env+=(CONTENT_LENGTH="$(printf '%s' "$data" | wc -c)")
+	fi
+	# The frontend secret the web servers pass (FCGI_NO_SECRET=1: none,
+	# as a local process that connects to the socket itself would send).
+	if [[ -z ${FCGI_NO_SECRET:-} && -r $RUNDIR/frontend.secret ]]; then
+		env+=(IDEMORDERS_FRONTEND_SECRET="$(<"$RUNDIR/frontend.secret")")
 	fi
 	printf '%s' "$data" | timeout 30 env -i "${env[@]}" "$@" \
 	    cgi-fcgi -bind -connect "$FCGI_SOCKET" >"$T_TMP/fcgi.raw" 2>"$T_TMP/fcgi.err"

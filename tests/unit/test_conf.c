@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <CUnit/CUnit.h>
 
@@ -40,6 +44,13 @@ test_defaults(void)
 	CU_ASSERT_EQUAL(c.out_of_stock, OUT_OF_STOCK_FINAL);
 	CU_ASSERT_EQUAL(c.max_attempts, 3);
 	CU_ASSERT_EQUAL(c.request_deadline_ms, 30000);
+	CU_ASSERT_PTR_NULL(c.user);
+	CU_ASSERT_PTR_NULL(c.allow_peers);
+	CU_ASSERT_PTR_NULL(c.frontend_secret);
+	CU_ASSERT_STRING_EQUAL(c.frontend_secret_var,
+	    "IDEMORDERS_FRONTEND_SECRET");
+	CU_ASSERT_EQUAL(c.log_facility, LOG_DAEMON);
+	CU_ASSERT_EQUAL(c.log_format, LOG_FORMAT_TEXT);
 	conf_clear(&c);
 }
 
@@ -55,12 +66,17 @@ test_every_key(void)
 	fd = mkstemp(pwfile);
 	CU_ASSERT_FATAL(fd != -1);
 	fp = fdopen(fd, "w");
-	fputs("s3cret\nignored second line\n", fp);
+	fputs("s3cret\n", fp);
 	fclose(fp);
 	snprintf(text, sizeof(text),
 	    "listen = unix:/run/idemorders/sock\n"
-	    "socket_mode = 0666\n"
+	    "socket_mode = 0640\n"
 	    "socket_group = www-data\n"
+	    "user = idemorders\n"
+	    "group = idemorders\n"
+	    "log_facility = local3\n"
+	    "log_format = json\n"
+	    "frontend_secret_var = FRONT_SECRET\n"
 	    "workers = 8\n"
 	    "max_requests = 0\n"
 	    "log_level = debug\n"
@@ -91,8 +107,13 @@ test_every_key(void)
 	if (err[0])
 		fprintf(stderr, "%s\n", err);
 	CU_ASSERT_STRING_EQUAL(c.listen, "unix:/run/idemorders/sock");
-	CU_ASSERT_EQUAL(c.socket_mode, 0666);
+	CU_ASSERT_EQUAL(c.socket_mode, 0640);
 	CU_ASSERT_STRING_EQUAL(c.socket_group, "www-data");
+	CU_ASSERT_STRING_EQUAL(c.user, "idemorders");
+	CU_ASSERT_STRING_EQUAL(c.group, "idemorders");
+	CU_ASSERT_EQUAL(c.log_facility, LOG_LOCAL3);
+	CU_ASSERT_EQUAL(c.log_format, LOG_FORMAT_JSON);
+	CU_ASSERT_STRING_EQUAL(c.frontend_secret_var, "FRONT_SECRET");
 	CU_ASSERT_EQUAL(c.workers, 8);
 	CU_ASSERT_EQUAL(c.max_requests, 0);
 	CU_ASSERT_EQUAL(c.log_level, LOG_DEBUG);
@@ -126,7 +147,7 @@ test_every_key(void)
 static void
 test_durations(void)
 {
-	long	 ms;
+	long long	 ms;
 	size_t	 sz;
 
 	CU_ASSERT_EQUAL(conf_parse_duration("250ms", &ms), 0);
@@ -190,6 +211,30 @@ static const struct bad_case bad[] = {
 	{ "retry_backoff = 2s\nretry_backoff_max = 1s\n",
 	    "retry_backoff_max is smaller than retry_backoff" },
 	{ "max_attempts = 0\n", "max_attempts must be an integer from 1 to 20" },
+	{ "principal_var =\n", "test.conf:1: principal_var needs a value" },
+	{ "principal_var = HTTP_X_USER\n",
+	    "principal_var may not be an HTTP_* variable" },
+	{ "principal_var = http_remote_user\n",
+	    "principal_var may not be an HTTP_* variable" },
+	{ "frontend_secret_var = HTTP_X_SECRET\n",
+	    "frontend_secret_var may not be an HTTP_* variable" },
+	{ "principal_var = REMOTE-USER\n", "must be a variable name" },
+	{ "socket_mode = 0666\n", "socket_mode 0666 lets every local user" },
+	{ "socket_mode = 0662\n", "socket_mode 0662 lets every local user" },
+	{ "listen = 0.0.0.0:9000\n", "listen 0.0.0.0:9000 accepts connections "
+	    "from other hosts" },
+	{ "listen = [::]:9000\n", "list the web servers in allow_peers" },
+	{ "listen = db.example:9000\n", "list the web servers in allow_peers" },
+	{ "listen = unix:/run/x.sock\nallow_peers = 10.0.0.5\n",
+	    "allow_peers applies to a TCP listen" },
+	{ "allow_peers = 10.0.0.5, web1\n",
+	    "allow_peers: \"web1\" is not an IPv4 or IPv6 address" },
+	{ "log_facility = kern\n", "log_facility must be daemon" },
+	{ "log_format = xml\n", "log_format must be text or json" },
+	{ "frontend_secret_file = /nonexistent/s\n", "cannot read /nonexistent/s" },
+	{ "db_user =   \n", "test.conf:1: db_user needs a value" },
+	{ "key_retention = 7d\ntombstone_retention = 1d\n",
+	    "tombstone_retention (1d) is shorter than key_retention (7d)" },
 };
 
 static void
@@ -226,6 +271,213 @@ test_whitespace_and_comments(void)
 	conf_clear(&c);
 }
 
+/* Write text to a fresh temporary file; path receives its name. */
+static void
+write_temp(char *path, const char *text, size_t len)
+{
+	int	 fd;
+
+	fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd != -1);
+	CU_ASSERT_FATAL(write(fd, text, len) == (ssize_t)len);
+	close(fd);
+}
+
+static void
+test_trailing_comments(void)
+{
+	struct conf	 c;
+	char		 err[256];
+
+	/* '#' after whitespace starts a comment; inside a word it does not. */
+	CU_ASSERT_EQUAL(parse(&c, "db_user = shop   # the shop's account\n"
+	    "db_password = pa#ss\n"
+	    "mount = /api/orders\t# where the web server mounts it\n"
+	    "db_name = shop#1 # with a comment\n", err, sizeof(err)), 0);
+	if (err[0])
+		fprintf(stderr, "%s\n", err);
+	CU_ASSERT_STRING_EQUAL(c.db_user, "shop");
+	CU_ASSERT_STRING_EQUAL(c.db_password, "pa#ss");
+	CU_ASSERT_STRING_EQUAL(c.mount, "/api/orders");
+	CU_ASSERT_STRING_EQUAL(c.db_name, "shop#1");
+	conf_clear(&c);
+	/* A value that is only a comment is no value. */
+	CU_ASSERT_EQUAL(parse(&c, "db_user = # none\n", err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "test.conf:1: db_user needs a value"));
+	conf_clear(&c);
+}
+
+static void
+test_password_file(void)
+{
+	struct conf	 c;
+	char		 err[256], text[512], *big;
+	char		 path[] = "/tmp/idemorders-pw-XXXXXX";
+	size_t		 i;
+
+	/* A long password is read whole; one trailing newline goes. */
+	big = malloc(6000);
+	CU_ASSERT_FATAL(big != NULL);
+	for (i = 0; i < 2000; i++)
+		big[i] = (char)('a' + i % 26);
+	big[2000] = '\n';
+	write_temp(path, big, 2001);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c.db_password);
+	CU_ASSERT_EQUAL(strlen(c.db_password), 2000);
+	CU_ASSERT_EQUAL(memcmp(c.db_password, big, 2000), 0);
+	conf_clear(&c);
+	remove(path);
+
+	/* No newline at the end is fine too; CRLF loses both. */
+	strcpy(path, "/tmp/idemorders-pw-XXXXXX");
+	write_temp(path, "p w#1\r\n", 7);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(c.db_password, "p w#1");
+	conf_clear(&c);
+	remove(path);
+
+	/* Too large: an error, not a silent cut. */
+	strcpy(path, "/tmp/idemorders-pw-XXXXXX");
+	memset(big, 'x', 5000);
+	write_temp(path, big, 5000);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "larger than 4096 bytes"));
+	conf_clear(&c);
+	remove(path);
+
+	/* A second line is a mistake, not part of the password. */
+	strcpy(path, "/tmp/idemorders-pw-XXXXXX");
+	write_temp(path, "first\nsecond\n", 13);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "more than one line"));
+	conf_clear(&c);
+	remove(path);
+
+	/* Readable by every user: refused. */
+	strcpy(path, "/tmp/idemorders-pw-XXXXXX");
+	write_temp(path, "secret\n", 7);
+	chmod(path, 0644);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "is readable by every user (mode "
+	    "0644)"));
+	conf_clear(&c);
+	remove(path);
+
+	/* Empty. */
+	strcpy(path, "/tmp/idemorders-pw-XXXXXX");
+	write_temp(path, "\n", 1);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "is empty"));
+	conf_clear(&c);
+	remove(path);
+	free(big);
+}
+
+static void
+test_long_durations(void)
+{
+	long long	 ms;
+	struct conf	 c;
+	char		 err[256];
+
+	CU_ASSERT_EQUAL(conf_parse_duration("3650d", &ms), 0);
+	CU_ASSERT_EQUAL(ms, 3650LL * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(conf_parse_duration("9223372036854775807ms", &ms), 0);
+	CU_ASSERT_EQUAL(conf_parse_duration("9223372036854775807s", &ms), -1);
+	CU_ASSERT_EQUAL(parse(&c, "key_retention = 3650d\n"
+	    "tombstone_retention = 36500d\n", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.key_retention_ms, 3650LL * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.tombstone_retention_ms, 36500LL * 24 * 3600 * 1000);
+	conf_clear(&c);
+}
+
+static void
+test_long_listen_host(void)
+{
+	struct conf	 c;
+	char		 err[256], text[700];
+
+	memset(text, 0, sizeof(text));
+	strcpy(text, "listen = ");
+	memset(text + 9, 'h', 300);
+	strcat(text, ":9000\n");
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "host is longer than 255 bytes"));
+	conf_clear(&c);
+	CU_ASSERT_EQUAL(parse(&c, "listen = [::1]:9000\n", err,
+	    sizeof(err)), 0);
+	conf_clear(&c);
+}
+
+static void
+test_peers(void)
+{
+	struct conf		 c;
+	char			 err[256];
+	struct sockaddr_in	 a4;
+	struct sockaddr_in6	 a6;
+	const char		*list = "10.0.0.5, 10.0.0.6 2001:db8::7";
+
+	CU_ASSERT_EQUAL(parse(&c, "listen = 0.0.0.0:9000\n"
+	    "allow_peers = 10.0.0.5, 10.0.0.6\n", err, sizeof(err)), 0);
+	conf_clear(&c);
+	CU_ASSERT_EQUAL(parse(&c, "listen = 127.0.0.1:9000\n", err,
+	    sizeof(err)), 0);
+	conf_clear(&c);
+	CU_ASSERT_TRUE(conf_listen_is_loopback("127.0.0.1:9000"));
+	CU_ASSERT_TRUE(conf_listen_is_loopback("127.1.2.3:9000"));
+	CU_ASSERT_TRUE(conf_listen_is_loopback("[::1]:9000"));
+	CU_ASSERT_TRUE(conf_listen_is_loopback("localhost:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("0.0.0.0:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("[::]:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("10.0.0.1:9000"));
+	CU_ASSERT_FALSE(conf_listen_is_loopback("128.0.0.1:9000"));
+
+	memset(&a4, 0, sizeof(a4));
+	a4.sin_family = AF_INET;
+	inet_pton(AF_INET, "10.0.0.6", &a4.sin_addr);
+	CU_ASSERT_TRUE(conf_peer_allowed(list, (struct sockaddr *)&a4,
+	    sizeof(a4)));
+	inet_pton(AF_INET, "10.0.0.7", &a4.sin_addr);
+	CU_ASSERT_FALSE(conf_peer_allowed(list, (struct sockaddr *)&a4,
+	    sizeof(a4)));
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::ffff:10.0.0.5", &a6.sin6_addr);
+	CU_ASSERT_TRUE(conf_peer_allowed(list, (struct sockaddr *)&a6,
+	    sizeof(a6)));
+	inet_pton(AF_INET6, "2001:db8::7", &a6.sin6_addr);
+	CU_ASSERT_TRUE(conf_peer_allowed(list, (struct sockaddr *)&a6,
+	    sizeof(a6)));
+	inet_pton(AF_INET6, "2001:db8::8", &a6.sin6_addr);
+	CU_ASSERT_FALSE(conf_peer_allowed(list, (struct sockaddr *)&a6,
+	    sizeof(a6)));
+}
+
+static void
+test_frontend_secret(void)
+{
+	struct conf	 c;
+	char		 err[256], text[256];
+	char		 path[] = "/tmp/idemorders-fs-XXXXXX";
+
+	write_temp(path, "0123456789abcdef0123456789abcdef\n", 33);
+	snprintf(text, sizeof(text), "frontend_secret_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(c.frontend_secret,
+	    "0123456789abcdef0123456789abcdef");
+	conf_clear(&c);
+	CU_ASSERT_PTR_NULL(c.frontend_secret);
+	remove(path);
+}
+
 static void
 test_load_missing(void)
 {
@@ -250,7 +502,13 @@ test_conf_register(void)
 	    CU_add_test(s, "durations and sizes", test_durations) == NULL ||
 	    CU_add_test(s, "bad lines", test_bad_lines) == NULL ||
 	    CU_add_test(s, "whitespace", test_whitespace_and_comments) == NULL ||
-	    CU_add_test(s, "missing file", test_load_missing) == NULL)
+	    CU_add_test(s, "missing file", test_load_missing) == NULL ||
+	    CU_add_test(s, "trailing comments", test_trailing_comments) == NULL ||
+	    CU_add_test(s, "password file", test_password_file) == NULL ||
+	    CU_add_test(s, "long durations", test_long_durations) == NULL ||
+	    CU_add_test(s, "long listen host", test_long_listen_host) == NULL ||
+	    CU_add_test(s, "allow_peers", test_peers) == NULL ||
+	    CU_add_test(s, "frontend secret", test_frontend_secret) == NULL)
 		return -1;
 	return 0;
 }

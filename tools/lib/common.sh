@@ -5,12 +5,13 @@
 PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libfcgi-dev libfcgi-bin libjson-c-dev libmariadb-dev libcunit1-dev
 	libssl-dev mariadb-server mariadb-client lighttpd apache2
-	apache2-utils libapache2-mod-fcgid curl jq procps
+	apache2-utils libapache2-mod-fcgid curl jq procps python3 systemd
 	php-cli php-curl phpunit nodejs)
 
 DB_NAME=idemorders
 DB_USER=idemorders
 DB_PASSWORD=idemorders-dev
+POOL_USER=idemorders
 CHECK_DB_NAME=idemorders_check
 MOUNT=/orders
 
@@ -52,6 +53,10 @@ stack_vars() {
 	CHECK_CONF=$RUN/idemorders-check.conf
 	FCGI_SOCKET=$RUN/idemorders.sock
 	SERVE_PIDFILE=$RUN/idemorders.pid
+	DB_PASSWORD_FILE=$RUN/db-password
+	FRONTEND_SECRET_FILE=$RUN/frontend.secret
+	LIGHTTPD_SECRET_CONF=$RUN/lighttpd-frontend-secret.conf
+	APACHE_SECRET_CONF=$RUN/apache-frontend-secret.conf
 	HTPASSWD=$RUN/htpasswd
 	DOCROOT=$RUN/htdocs
 	# lighttpd opens its logs after dropping to www-data, which cannot
@@ -171,6 +176,8 @@ render_template() {
 	t=${t//@CONF@/$CONF}
 	t=${t//@FCGID_CONF@/$FCGID_CONF}
 	t=${t//@APACHE_DIR@/$APACHE_DIR}
+	t=${t//@LIGHTTPD_SECRET_CONF@/$LIGHTTPD_SECRET_CONF}
+	t=${t//@APACHE_SECRET_CONF@/$APACHE_SECRET_CONF}
 	if [[ $t =~ @[A-Z_]+@ ]]; then
 		die "$src: no value for placeholder ${BASH_REMATCH[0]}"
 	fi

@@ -5,7 +5,18 @@
 # pid in RUN, and is stopped by that pid only after checking that the pid
 # still names the program we started.
 
+# The system user the responder pool drops to (it refuses to serve as
+# root), as a package would create it.
+ensure_pool_user() {
+	id -u "$POOL_USER" >/dev/null 2>&1 && return 0
+	say "creating the system user $POOL_USER"
+	useradd --system --user-group --no-create-home \
+	    --home-dir /nonexistent --shell /usr/sbin/nologin "$POOL_USER" ||
+	    die "useradd $POOL_USER failed"
+}
+
 prepare_dirs() {
+	ensure_pool_user
 	install -d -m 0755 "$RUN" "$RUNBIN_DIR" "$DOCROOT" "$APACHE_DIR"
 	install -d -m 0755 -o www-data -g www-data "$WWW_LOGDIR"
 	chmod 0755 "$RUN"
@@ -149,6 +160,32 @@ db_stop() {
 
 # -------------------------------------------------------------- responder
 
+# The secrets of the pool: the DB password and the frontend secret, in
+# files root and the pool's group read (the master reads them as root,
+# and again as $POOL_USER on SIGHUP), and the web servers' includes that
+# pass the frontend secret, readable by root only (lighttpd and Apache
+# read their configs before dropping privileges).
+write_pool_secrets() {
+	local secret
+	printf '%s\n' "$DB_PASSWORD" >"$DB_PASSWORD_FILE.tmp"
+	if [[ ! -s $FRONTEND_SECRET_FILE ]]; then
+		head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$FRONTEND_SECRET_FILE.tmp"
+		echo >>"$FRONTEND_SECRET_FILE.tmp"
+		mv -f "$FRONTEND_SECRET_FILE.tmp" "$FRONTEND_SECRET_FILE"
+	fi
+	chown "root:$POOL_USER" "$DB_PASSWORD_FILE.tmp" "$FRONTEND_SECRET_FILE"
+	chmod 0640 "$DB_PASSWORD_FILE.tmp" "$FRONTEND_SECRET_FILE"
+	mv -f "$DB_PASSWORD_FILE.tmp" "$DB_PASSWORD_FILE"
+	secret=$(<"$FRONTEND_SECRET_FILE")
+	(
+		umask 077
+		t=$(<"$REPO/httpd-conf/lighttpd-frontend-secret.conf")
+		printf '%s\n' "${t//@FRONTEND_SECRET@/$secret}" >"$LIGHTTPD_SECRET_CONF"
+		t=$(<"$REPO/httpd-conf/apache-frontend-secret.conf")
+		printf '%s\n' "${t//@FRONTEND_SECRET@/$secret}" >"$APACHE_SECRET_CONF"
+	)
+}
+
 # Write the three responder configs: the pool behind lighttpd and Apache
 # proxy_fcgi, the one mod_fcgid spawns, and the one of `make check`.
 write_responder_confs() {
@@ -157,16 +194,23 @@ write_responder_confs() {
 log_level = info
 mount = $MOUNT
 db_socket = $DB_SOCKET
-db_user = $DB_USER
-db_password = $DB_PASSWORD"
+db_user = $DB_USER"
 
+	write_pool_secrets
 	cat >"$CONF.tmp" <<EOF
 # Responder pool of the idemorders '$STACK' stack, written by $PROG up
 # (edits are lost on the next 'up'). See idemorders.conf.example.
+# Started as root, it drops to $POOL_USER; www-data (lighttpd, Apache)
+# connects through socket_group, and every request must carry the
+# frontend secret that only the web servers' root-only includes hold.
 listen = unix:$FCGI_SOCKET
-socket_mode = 0666
+socket_mode = 0660
+socket_group = www-data
+user = $POOL_USER
+frontend_secret_file = $FRONTEND_SECRET_FILE
 workers = 4
 $common
+db_password_file = $DB_PASSWORD_FILE
 db_name = $DB_NAME
 schema_dir = $REPO/schema
 EOF
@@ -177,12 +221,14 @@ EOF
 # process it spawns, so one worker per process.
 workers = 1
 $common
+db_password = $DB_PASSWORD
 db_name = $DB_NAME
 EOF
 	cat >"$CHECK_CONF.tmp" <<EOF
 # Database of 'make check' (IDEMORDERS_TEST_CONF) on the '$STACK' stack,
 # written by $PROG.  Dropped and re-created before each 'make check'.
 $common
+db_password = $DB_PASSWORD
 db_name = $CHECK_DB_NAME
 schema_dir = $REPO/schema
 EOF
