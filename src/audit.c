@@ -425,7 +425,7 @@ parse_since(const char *s, long long *since)
 {
 	char		*end;
 	long long	 n;
-	long		 ms;
+	long long	 ms;
 
 	if (s[0] == '@') {
 		if (s[1] < '0' || s[1] > '9')
