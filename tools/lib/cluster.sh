@@ -173,6 +173,7 @@ cl_db_launch() {
 	local pid args=("$@") t0
 	need_free_port "$(cl_sql_port "$n")" "MariaDB node $n"
 	[[ -n $pos ]] && args+=("--wsrep-start-position=$pos")
+	CL_START_POS=$pos
 	say "cluster: starting node $n (127.0.0.1:$(cl_sql_port "$n"))${args[*]:+ ${args[*]}}"
 	t0=$(date +%s.%N)
 	CL_LOG_OFF=$(stat -c %s "$CL_DATA/n$n/error.log" 2>/dev/null || echo 0)
@@ -184,11 +185,16 @@ cl_db_launch() {
 	    'BEGIN { printf "%.1f", b - a }')s ($(cl_join_kind "$n"))"
 }
 
-# How node N joined just now: IST, SST or none, from its error log.
+# How node N joined just now: IST, SST or none, from its error log (read
+# from offset CL_LOG_OFF; CL_START_POS is the position it started at).
 cl_join_kind() {
 	local part
 	part=$(tail -c +"$((CL_LOG_OFF + 1))" "$CL_DATA/n$1/error.log" 2>/dev/null)
-	if grep -q 'SST received\|SST succeeded' <<<"$part"; then
+	# rsync "SST" at the start position is a bypassed dump: IST only.
+	if [[ -n $CL_START_POS ]] &&
+	    grep -qF "SST received: $CL_START_POS" <<<"$part"; then
+		echo "IST"
+	elif grep -q 'SST received\|SST succeeded' <<<"$part"; then
 		echo "SST"
 	elif grep -q 'IST received' <<<"$part"; then
 		echo "IST"
