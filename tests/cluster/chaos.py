@@ -177,7 +177,8 @@ class Run:
         items = []
         if r.random() < self.args.hot_share:
             items.append((self.hot, r.randint(1, 2)))
-        for sku in r.sample(self.skus, r.randint(0 if items else 1, 2)):
+        n = r.randint(0 if items else 1, min(2, len(self.skus)))
+        for sku in r.sample(self.skus, n):
             items.append((sku, r.randint(1, 3)))
         items.sort(key=lambda it: it[0][0])
         return {"currency": "KRW",
@@ -241,7 +242,7 @@ class Run:
     def check_client(self):
         """Per key: one orderId over all 201s, never 201 and final error."""
         created = replays = finals = 0
-        n500 = n410 = 0
+        n500 = n410 = web500 = 0
         for key, ans in self.answers.items():
             oids = {a[3] for a in ans if a[1] == 201}
             for a in ans:
@@ -250,7 +251,11 @@ class Run:
                         replays += 1
                     else:
                         created += 1
-                if a[1] == 500:
+                if a[1] == 500 and not a[2]:
+                    # Not the responder's problem document: the web
+                    # server's own 500 when a responder died mid-request.
+                    web500 += 1
+                elif a[1] == 500:
                     n500 += 1
                     self.violation("%s: 500 %s from node %d" % (key, a[2],
                                                                 a[0]))
@@ -273,6 +278,7 @@ class Run:
         for key in self.gave_up:
             self.violation("%s: no final answer within %ds of retries"
                            % (key, self.args.give_up))
+        self.web500 = web500
         return created, replays, finals, n500, n410
 
     def check_db(self, like):
@@ -450,10 +456,11 @@ def chaos(args, cl):
             k = "%d" % a[1] if not a[2] else "%d/%s" % (a[1], a[2])
             statuses[k] = statuses.get(k, 0) + 1
     print("cluster-chaos: keys=%d requests=%d retries=%d created=%d "
-          "replays=%d final_errors=%d http500=%d http410=%d gave_up=%d "
+          "replays=%d final_errors=%d http500=%d web500=%d http410=%d gave_up=%d "
           "orders=%d seconds=%.0f faults=[%s] violations=%d" % (
               len(run.bodies), sends, run.retries, created, replays,
-              finals, n500, n410, len(run.gave_up), orders, elapsed,
+              finals, n500, run.web500, n410, len(run.gave_up), orders,
+              elapsed,
               "; ".join(run.events), len(run.violations)))
     log("answers: " + " ".join("%s=%d" % kv for kv in sorted(
         statuses.items())))
@@ -530,6 +537,9 @@ def quorum(args, cl):
     if not nonprim:
         run.violation("node %d never showed non-Primary" % survivor)
     max_s = max((o[3] for o in outage), default=0)
+    log("outage answers: " + " ".join(
+        "%s:%d/%s(%.2fs)" % (o[0].rsplit("-", 1)[1], o[1], o[2] or "-", o[3])
+        for o in sorted(outage, key=lambda o: int(o[0].rsplit("-", 1)[1]))))
 
     log("repairing: tools/dev cluster up")
     secs, rc, err = cl.dev_cmd("up")
