@@ -582,6 +582,74 @@ def quorum(args, cl):
     return 1 if run.violations else 0
 
 
+def stall(args, cl):
+    """Creates on the surviving nodes while node --victim is SIGKILLed."""
+    run = Run(args, cl)
+    run.make_skus(8, 10 ** 9, 10 ** 9)
+    run.args.hot_share = 0.0
+    victim = args.victim
+    live = [n for n in cl.nodes() if n != victim]
+    done = []       # (monotonic end, seconds, status, web node)
+    stop = threading.Event()
+    counter = [0]
+    t0 = time.monotonic()
+
+    def client(cid):
+        node = live[cid % len(live)]
+        while not stop.is_set():
+            with run.lock:
+                i = counter[0]
+                counter[0] += 1
+            key = run.new_key(i)
+            user, body = run.bodies[key]
+            st, code, _, _, secs = run.http.request(cl.web[node - 1], user,
+                                                    key, body)
+            with run.lock:
+                done.append((time.monotonic(), secs, st, node))
+            if args.think:
+                time.sleep(args.think / 1000.0)
+
+    ts = [threading.Thread(target=client, args=(c,))
+          for c in range(args.clients)]
+    for t in ts:
+        t.start()
+    time.sleep(args.stall_before)
+    t_kill = time.monotonic()
+    cl.dev_cmd("kill", str(victim))
+    time.sleep(args.down_for)
+    secs, rc, err = cl.dev_cmd("start", str(victim))
+    t_back = time.monotonic()
+    kind = "IST" if "(IST)" in err else ("SST" if "(SST)" in err else "?")
+    time.sleep(args.stall_after)
+    stop.set()
+    for t in ts:
+        t.join()
+    ok = sorted(d[0] for d in done if d[2] == 201)
+    # The longest stretch without a completed 201, from the kill on.
+    gaps, prev = [], t_kill
+    for t in ok:
+        if t >= t_kill:
+            gaps.append((t - prev, prev - t0))
+            prev = t
+    gap, gap_at = max(gaps, default=(0, 0))
+    during = [d for d in done if d[0] >= t_kill and d[0] <= t_back]
+    before = [d[1] for d in done if d[0] < t_kill and d[2] == 201]
+    base = sorted(before)[len(before) // 2] if before else 0
+    failed = [d for d in done if d[2] != 201]
+    fs = {}
+    for d in failed:
+        fs[d[2]] = fs.get(d[2], 0) + 1
+    log("failed answers (status: count): %s" % fs)
+    print("cluster-stall: victim=db%d clients=%d live_web=%s creates=%d "
+          "failed=%d write_stall_s=%.2f (at %.1fs, kill at %.1fs) "
+          "max_latency_s=%.2f p50_before_ms=%.1f rejoin=%s %.1fs" % (
+              victim, args.clients, ",".join("n%d" % n for n in live),
+              len(ok), len(failed), gap, gap_at, t_kill - t0,
+              max((d[1] for d in during), default=0), base * 1000, kind,
+              secs))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="Chaos run and quorum-loss test on the Galera cluster")
@@ -615,12 +683,19 @@ def main():
     ap.add_argument("--survivor", type=int, default=1)
     ap.add_argument("--outage", type=float, default=12.0,
                     help="quorum: seconds over which the keys are sent (12)")
+    ap.add_argument("--stall", action="store_true",
+                    help="measure the write stall of a node kill instead")
+    ap.add_argument("--victim", type=int, default=3)
+    ap.add_argument("--stall-before", type=float, default=5.0)
+    ap.add_argument("--stall-after", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args()
     if args.keys is None:
         args.keys = 12 if args.quorum else 600
     cl = Cluster(args)
     try:
+        if args.stall:
+            sys.exit(stall(args, cl))
         sys.exit(quorum(args, cl) if args.quorum else chaos(args, cl))
     except (RuntimeError, subprocess.SubprocessError, OSError) as e:
         log("set-up error: %s" % e)

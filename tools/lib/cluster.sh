@@ -645,6 +645,7 @@ run_cluster() {
 	start-pool)	need_root; cl_check_node "${1:-}"; cl_pool_start "$1" ;;
 	chaos)		need_root; cluster_chaos "$@" ;;
 	quorum)		need_root; cluster_chaos --quorum "$@" ;;
+	stall)		need_root; cluster_chaos --stall "$@" ;;
 	check)		need_root; cluster_check "$@" ;;
 	bench)		need_root; cluster_bench "$@" ;;
 	help|-h|--help)	cluster_usage ;;
