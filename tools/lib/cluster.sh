@@ -360,7 +360,7 @@ listen = unix:$(cl_webdir "$n")/idemorders.sock
 socket_mode = 0666
 workers = ${IDEMORDERS_CLUSTER_WORKERS:-4}
 log = stderr
-log_level = info
+log_level = ${IDEMORDERS_CLUSTER_LOG_LEVEL:-info}
 mount = $MOUNT
 db_host = 127.0.0.1
 db_port = $(cl_sql_port "$n")
@@ -664,6 +664,3 @@ with_cluster_lock() {
 	fi
 	"$@"
 }
-
-cluster_check() { die "cluster check: not written yet"; }
-cluster_bench() { die "cluster bench: not written yet"; }
