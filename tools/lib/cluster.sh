@@ -664,3 +664,9 @@ with_cluster_lock() {
 	fi
 	"$@"
 }
+
+# `cluster check`: tests/cluster/cluster-check.sh (up, chaos with a node
+# kill, quorum loss, down; a few minutes).
+cluster_check() {
+	DEV=$REPO/tools/dev REPO=$REPO "$REPO/tests/cluster/cluster-check.sh" "$@"
+}
