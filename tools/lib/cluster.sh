@@ -180,6 +180,8 @@ cl_db_launch() {
 	setsid mariadbd --defaults-file="$(cl_cnf "$n")" "${args[@]}" \
 	    </dev/null >>"$CL_DATA/n$n/stdout.log" 2>&1 9>&- &
 	pid=$!
+	# Not a job of this shell: a later SIGKILL is no job notice here.
+	disown "$pid" 2>/dev/null || true
 	cl_wait_synced "$n" "$pid"
 	say "cluster: node $n Synced after $(awk -v a="$t0" -v b="$(date +%s.%N)" \
 	    'BEGIN { printf "%.1f", b - a }')s ($(cl_join_kind "$n"))"
