@@ -641,10 +641,12 @@ def stall(args, cl):
         fs[d[2]] = fs.get(d[2], 0) + 1
     log("failed answers (status: count): %s" % fs)
     print("cluster-stall: victim=db%d clients=%d live_web=%s creates=%d "
-          "failed=%d write_stall_s=%.2f (at %.1fs, kill at %.1fs) "
+          "failed=%d (%s) write_stall_s=%.2f (at %.1fs, kill at %.1fs) "
           "max_latency_s=%.2f p50_before_ms=%.1f rejoin=%s %.1fs" % (
               victim, args.clients, ",".join("n%d" % n for n in live),
-              len(ok), len(failed), gap, gap_at, t_kill - t0,
+              len(ok), len(failed),
+              ",".join("%d:%d" % kv for kv in sorted(fs.items())) or "-",
+              gap, gap_at, t_kill - t0,
               max((d[1] for d in during), default=0), base * 1000, kind,
               secs))
     return 0
