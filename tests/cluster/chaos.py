@@ -172,10 +172,10 @@ class Run:
         self.cl.sql(1, "INSERT INTO stock (sku, currency, unit_price,"
                     " available) VALUES " + values)
 
-    def body(self):
+    def body(self, hot_ok=True):
         r = self.rng
         items = []
-        if r.random() < self.args.hot_share:
+        if hot_ok and r.random() < self.args.hot_share:
             items.append((self.hot, r.randint(1, 2)))
         n = r.randint(0 if items else 1, min(2, len(self.skus)))
         for sku in r.sample(self.skus, n):
@@ -233,8 +233,10 @@ class Run:
     def new_key(self, i):
         key = "cc-%s-%d" % (self.run_id, i)
         user = "alice" if i % 3 else "bob"
+        # Keys beyond --keys (the run waits for its faults) leave the
+        # hot SKU alone: its stock is sized for --keys.
         with self.lock:
-            self.bodies[key] = (user, self.body())
+            self.bodies[key] = (user, self.body(i < self.args.keys))
         return key
 
     # -- checks ------------------------------------------------------------
@@ -376,21 +378,25 @@ class Run:
 
 def chaos(args, cl):
     run = Run(args, cl)
-    n_keys_guess = max(args.keys, 50)
-    per_key = 1 + args.hot_share * 1.5 + 2
-    run.make_skus(5, int(n_keys_guess * per_key / 5 * args.stock_pct / 100),
-                  int(n_keys_guess * args.hot_share * 1.5 *
-                      args.stock_pct / 100))
+    # Plain SKUs never run out; the hot one has --stock-pct of what the
+    # first --keys keys ask for on average (1.5 a key that orders it).
+    run.make_skus(5, 10 ** 6, max(1, int(args.keys * args.hot_share * 1.5 *
+                                         args.stock_pct / 100)))
     t_start = time.monotonic()
     stop = threading.Event()
     counter = [0]
     fault_nodes = run.rng.sample(cl.nodes(), 2)
 
+    faults_done = threading.Event()
+    if args.no_kill:
+        faults_done.set()
+
     def client(cid):
         while not stop.is_set():
             with run.lock:
                 i = counter[0]
-                if i >= args.keys:
+                # Keep sending new keys until the faults are over.
+                if i >= args.keys and faults_done.is_set():
                     return
                 counter[0] += 1
             key = run.new_key(i)
@@ -399,6 +405,14 @@ def chaos(args, cl):
                 time.sleep(run.rng.uniform(0, args.think / 1000.0))
 
     def faults():
+        try:
+            kill_and_rejoin()
+        except Exception as e:  # noqa: BLE001
+            run.violation("the fault schedule failed: %s" % e)
+        finally:
+            faults_done.set()
+
+    def kill_and_rejoin():
         db, pool = fault_nodes
         # A database node dies about a fifth into the run ...
         while counter[0] < args.keys * 0.2 and not stop.is_set():
@@ -427,6 +441,8 @@ def chaos(args, cl):
         if rc != 0:
             run.violation("start-pool %d failed: %s" % (pool, err[-300:]))
         run.events.append("restart pool%d" % pool)
+        # Traffic on the restarted pool before the run ends.
+        time.sleep(2)
 
     threads = [threading.Thread(target=client, args=(c,))
                for c in range(args.clients)]
@@ -439,7 +455,6 @@ def chaos(args, cl):
     for t in threads:
         t.join()
     if ft:
-        stop.set()
         ft.join()
     elapsed = time.monotonic() - t_start
     created, replays, finals, n500, n410 = run.check_client()
