@@ -604,6 +604,7 @@ usage: $PROG cluster COMMAND
   start-pool N      start web node N's pool again
   chaos [ARGS]      the cluster chaos run (tests/cluster/chaos.py --help)
   quorum [ARGS]     the quorum-loss test (tests/cluster/chaos.py --quorum)
+  stall [ARGS]      the write stall clients see while a node is killed
   check             up, a short chaos run, the quorum-loss test, down
   bench [--quick]   create, replay, hot SKU through 1, 2 and 3 web nodes
                     beside the single-node stack; bench/results/cluster.md
