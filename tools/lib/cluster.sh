@@ -351,7 +351,17 @@ EOF
 
 # ------------------------------------------------------------ web nodes
 
-# Write web node N's responder config: its pool talks to database node N.
+# Node N's db_host list: its own database node first (preferred), then
+# the others, so that its workers move on when that node cannot serve.
+cl_db_hosts() {
+	local n=$1 m list=127.0.0.1:$(cl_sql_port "$1")
+	for m in "${CL_NODES[@]}"; do
+		[[ $m == "$n" ]] || list+=,127.0.0.1:$(cl_sql_port "$m")
+	done
+	echo "$list"
+}
+
+# Write web node N's responder config: its pool prefers database node N.
 cl_write_responder_conf() {
 	local n=$1 conf
 	conf=$(cl_webdir "$n")/idemorders.conf
@@ -364,8 +374,7 @@ workers = ${IDEMORDERS_CLUSTER_WORKERS:-4}
 log = stderr
 log_level = ${IDEMORDERS_CLUSTER_LOG_LEVEL:-info}
 mount = $MOUNT
-db_host = 127.0.0.1
-db_port = $(cl_sql_port "$n")
+db_host = $(cl_db_hosts "$n")
 db_name = $DB_NAME
 db_user = $DB_USER
 db_password = $DB_PASSWORD
