@@ -8,6 +8,8 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 
 CL=("$DEV" cluster)
+# Whatever happens, nothing of the cluster is left running.
+trap '"${CL[@]}" down >/dev/null 2>&1' EXIT
 
 # run_summary WHAT PATTERN CMD...: CMD's summary line (stdout) must match
 # cluster-PATTERN: and report violations=0; CMD must exit 0.

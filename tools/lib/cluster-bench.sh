@@ -280,7 +280,7 @@ cluster_bench() {
 	done
 	export IDEMORDERS_STACK=bench
 	stack_vars
-	PACKAGES+=(wrk galera-4 rsync socat python3)
+	PACKAGES+=(wrk)
 	if [[ $CB_QUICK == 1 ]]; then
 		CB_SECONDS=${BENCH_SECONDS:-3} CB_STALL_DOWN=6
 		CB_OUT=$CL_VAR/bench-quick.md

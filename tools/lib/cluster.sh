@@ -500,7 +500,6 @@ cl_lighttpd_stop() {
 
 cluster_up() {
 	local n ok=1
-	PACKAGES+=(galera-4 rsync socat python3)
 	ensure_packages
 	[[ -f $CL_PROVIDER ]] || die "cluster: no Galera provider $CL_PROVIDER (package galera-4)"
 	build_main || die "build failed"
