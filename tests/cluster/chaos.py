@@ -50,6 +50,15 @@ def log(msg):
     print("chaos.py: " + msg, file=sys.stderr, flush=True)
 
 
+def join_kind(err):
+    """How `tools/dev cluster start` says the node rejoined."""
+    for kind, word in (("IST", "(IST)"), ("SST", "(SST)"),
+                       ("no-transfer", "(no state transfer)")):
+        if word in err:
+            return kind
+    return "?"
+
+
 class Cluster:
     """The web nodes, the database nodes and the tools/dev commands."""
 
@@ -422,8 +431,7 @@ def chaos(args, cl):
         log("SIGKILLed database node %d at key %d" % (db, counter[0]))
         time.sleep(args.down_for)
         secs, rc, err = cl.dev_cmd("start", str(db))
-        kind = "IST" if "(IST)" in err else ("SST" if "(SST)" in err
-                                            else "?")
+        kind = join_kind(err)
         if rc != 0:
             run.violation("cluster start %d failed: %s" % (db,
                                                            err[-300:]))
@@ -634,7 +642,7 @@ def stall(args, cl):
     time.sleep(args.down_for)
     secs, rc, err = cl.dev_cmd("start", str(victim))
     t_back = time.monotonic()
-    kind = "IST" if "(IST)" in err else ("SST" if "(SST)" in err else "?")
+    kind = join_kind(err)
     time.sleep(args.stall_after)
     stop.set()
     for t in ts:
