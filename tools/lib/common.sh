@@ -6,7 +6,8 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libfcgi-dev libfcgi-bin libjson-c-dev libmariadb-dev libcunit1-dev
 	libssl-dev mariadb-server mariadb-client lighttpd apache2
 	apache2-utils libapache2-mod-fcgid curl jq procps python3 systemd
-	php-cli php-curl phpunit nodejs)
+	php-cli php-curl phpunit nodejs
+	galera-4 rsync socat)
 
 DB_NAME=idemorders
 DB_USER=idemorders

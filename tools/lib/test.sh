@@ -163,6 +163,12 @@ run_tests() {
 		while IFS= read -r s; do
 			scripts+=("$s")
 		done < <(find "$REPO/tests/http" -maxdepth 1 -name '*.sh' -type f | LC_ALL=C sort)
+		# The short Galera cluster check (about 2.5 minutes; ports
+		# 3311-3313, 8091-8093, 4567-4588; `tools/dev cluster check`
+		# runs it alone); IDEMORDERS_TEST_CLUSTER=0 leaves it out.
+		if [[ ${IDEMORDERS_TEST_CLUSTER:-1} == 1 ]]; then
+			scripts+=("$REPO/tests/cluster/cluster-check.sh")
+		fi
 	fi
 
 	trap tests_end EXIT
