@@ -26,7 +26,10 @@ DBDEF=$T_TMP/db.cnf
 {
 	echo "[client]"
 	echo "user = $(conf_value db_user)"
-	echo "password = $(conf_value db_password)"
+	pw=$(conf_value db_password)
+	pwfile=$(conf_value db_password_file)
+	[[ -z $pw && -n $pwfile ]] && pw=$(head -n 1 "$pwfile")
+	echo "password = $pw"
 	echo "socket = $(conf_value db_socket)"
 	echo "database = $(conf_value db_name)"
 } >"$DBDEF"
@@ -124,7 +127,8 @@ expect_sql_value "no stock: no order" 0 \
 
 # --- a deployment that breaks one expectation: out_of_stock = retryable -----
 CONF=$priv/idemorders.conf
-private_conf "$CONF" "$priv/sock" workers=2 out_of_stock=retryable socket_mode=0666
+private_conf "$CONF" "$priv/sock" workers=2 out_of_stock=retryable \
+    socket_mode=0660 socket_group=www-data
 start_private "$IDEMORDERS_BIN" "$CONF" "$priv/sock" "$priv/serve.log" || finish
 port=$(( ${LIGHTTPD_URL##*:} + 5 ))
 mkdir -p "$priv/log"

@@ -361,7 +361,18 @@ cl_db_hosts() {
 	echo "$list"
 }
 
-# Write web node N's responder config: its pool prefers database node N.
+# The cluster's pool secrets (DB password, frontend secret) and the
+# lighttpd include that passes the secret, as the stack writes its own.
+cl_secrets() {
+	local DB_PASSWORD_FILE=$CL_RUN/db-password
+	local FRONTEND_SECRET_FILE=$CL_RUN/frontend.secret
+	local LIGHTTPD_SECRET_CONF=$CL_RUN/lighttpd-frontend-secret.conf
+	local APACHE_SECRET_CONF=$CL_RUN/apache-frontend-secret.conf
+	write_pool_secrets
+}
+
+# Write web node N's responder config: its pool prefers database node N,
+# runs as the pool user and takes requests from www-data with the secret.
 cl_write_responder_conf() {
 	local n=$1 conf
 	conf=$(cl_webdir "$n")/idemorders.conf
@@ -369,7 +380,10 @@ cl_write_responder_conf() {
 # Responder pool of web node $n of the idemorders cluster, written by
 # $PROG cluster up (edits are lost on the next 'up').
 listen = unix:$(cl_webdir "$n")/idemorders.sock
-socket_mode = 0666
+socket_mode = 0660
+socket_group = www-data
+user = $POOL_USER
+frontend_secret_file = $CL_RUN/frontend.secret
 workers = ${IDEMORDERS_CLUSTER_WORKERS:-4}
 log = stderr
 log_level = ${IDEMORDERS_CLUSTER_LOG_LEVEL:-info}
@@ -377,7 +391,7 @@ mount = $MOUNT
 db_host = $(cl_db_hosts "$n")
 db_name = $DB_NAME
 db_user = $DB_USER
-db_password = $DB_PASSWORD
+db_password_file = $CL_RUN/db-password
 schema_dir = $REPO/schema
 EOF
 	if [[ -f $CL_VAR/idemorders.local.conf ]]; then
@@ -457,6 +471,7 @@ cl_lighttpd_start() {
 	# render_template reads these names: this node's values.
 	local RUN=$w DOCROOT=$w/htdocs FCGI_SOCKET=$w/idemorders.sock
 	local HTPASSWD=$CL_HTPASSWD RUNBIN_DIR=$CL_RUN/bin CONF=$w/idemorders.conf
+	local LIGHTTPD_SECRET_CONF=$CL_RUN/lighttpd-frontend-secret.conf
 	TPL_LOGDIR=$w/log render_template "$REPO/httpd-conf/lighttpd.conf" \
 	    "$w/lighttpd.conf.new" "$(cl_web_port "$n")"
 	if ! lighttpd -tt -f "$w/lighttpd.conf.new" >"$CL_LOG/lighttpd-check-$n.log" 2>&1; then
@@ -508,6 +523,8 @@ cluster_up() {
 		install -m 0755 "$BIN" "$CL_BIN.tmp"
 		mv -f "$CL_BIN.tmp" "$CL_BIN"
 	fi
+	ensure_pool_user
+	cl_secrets
 	for n in "${CL_NODES[@]}"; do
 		cl_write_responder_conf "$n"
 	done
