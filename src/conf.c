@@ -836,11 +836,62 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 	return 0;
 }
 
+/*
+ * Check db_host: one node, or a comma-separated list of up to 16
+ * "host[:port]" (a cluster's nodes, the preferred first), no blanks.
+ */
+static int
+conf_check_nodes(const char *list, const char *name, char *err,
+    size_t errsz)
+{
+	const char	*p = list, *end, *colon;
+	char		*num_end;
+	unsigned long	 port;
+	size_t		 len;
+	int		 n;
+
+	for (n = 1; ; n++) {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		colon = memchr(p, ':', len);
+		if (len == 0 || colon == p || memchr(p, ' ', len) != NULL ||
+		    memchr(p, '\t', len) != NULL) {
+			snprintf(err, errsz, "%s: db_host node %d is empty or "
+			    "holds a blank: write host[:port],host[:port]",
+			    name, n);
+			return -1;
+		}
+		if (colon != NULL) {
+			errno = 0;
+			port = strtoul(colon + 1, &num_end, 10);
+			if (num_end != p + len || colon + 1 == num_end ||
+			    port < 1 || port > 65535 || errno != 0) {
+				snprintf(err, errsz, "%s: db_host node %d: the "
+				    "port must be a number from 1 to 65535",
+				    name, n);
+				return -1;
+			}
+		}
+		if (n > 16) {
+			snprintf(err, errsz, "%s: db_host lists more than 16 "
+			    "nodes", name);
+			return -1;
+		}
+		if (end == NULL)
+			return 0;
+		p = end + 1;
+	}
+}
+
 /* Check the settings that depend on one another. */
 static int
 conf_check(const struct conf *c, const char *name, char *err, size_t errsz)
 {
 	char	 a[32], b[32];
+
+	if (c->db_host != NULL &&
+	    conf_check_nodes(c->db_host, name, err, errsz) == -1)
+		return -1;
 
 	if ((c->socket_mode & 0002) != 0) {
 		snprintf(err, errsz, "%s: socket_mode %04o lets every local "

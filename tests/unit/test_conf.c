@@ -220,6 +220,10 @@ static const struct bad_case bad[] = {
 	    "frontend_secret_var may not be an HTTP_* variable" },
 	{ "principal_var = REMOTE-USER\n", "must be a variable name" },
 	{ "socket_mode = 0666\n", "socket_mode 0666 lets every local user" },
+	{ "db_host = a:3311, b:3312\n", "db_host node 2 is empty or holds a blank" },
+	{ "db_host = a:3311,b:0\n", "db_host node 2: the port must be" },
+	{ "db_host = a:x\n", "db_host node 1: the port must be" },
+	{ "db_host = a,,b\n", "db_host node 2 is empty" },
 	{ "socket_mode = 0662\n", "socket_mode 0662 lets every local user" },
 	{ "listen = 0.0.0.0:9000\n", "listen 0.0.0.0:9000 accepts connections "
 	    "from other hosts" },
