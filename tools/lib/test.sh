@@ -221,6 +221,9 @@ run_tests() {
 				run_make_check "$BUILD_ASAN" "asan:"
 			fi
 		fi
+
+		# libFuzzer: each harness for FUZZ_TEST_SECONDS (10 s).
+		run_fuzz_tests
 	fi
 
 	step stack_up
