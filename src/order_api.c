@@ -7,14 +7,17 @@
 #include "db.h"
 #include "fault.h"
 #include "fingerprint.h"
+#include "idem_key.h"
 #include "ledger.h"
 #include "log.h"
+#include "media_type.h"
 #include "order_api.h"
 #include "order_input.h"
 #include "order_view.h"
 #include "response.h"
 #include "router.h"
 #include "store.h"
+#include "utf8.h"
 
 #define PRINCIPAL_MAX	255
 
@@ -154,8 +157,8 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
 		return CREATE_ANSWER;
 	}
-	if (order_input_key(req->idempotency_key, key, &p) == -1 ||
-	    order_input_content_type(req->content_type, &p) == -1) {
+	if (idem_key_parse(req->idempotency_key, key, &p) == -1 ||
+	    media_type_json(req->content_type, &p) == -1) {
 		response_problem(resp, &p);
 		goto out;
 	}

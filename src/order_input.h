@@ -1,11 +1,8 @@
 /*
- * Request checks for POST /orders, as pure functions of bytes: the
- * Idempotency-Key header, the Content-Type, the JSON body and its schema,
- * and the canonical form the fingerprint is computed over.  Nothing here
- * touches FastCGI or the database.
- *
- * Every function returns 0 on success or -1 after filling the problem
- * (status and code of contract section 3, detail naming the field).
+ * The POST /orders body (contract section 3) as a pure function of
+ * bytes: the order schema on the tree of the strict JSON reader
+ * (json_strict.h), and the canonical form the fingerprint is computed
+ * over (section 4).  Nothing here touches FastCGI or the database.
  */
 #ifndef IDEMORDERS_ORDER_INPUT_H
 #define IDEMORDERS_ORDER_INPUT_H
@@ -14,7 +11,6 @@
 
 #include "problem.h"
 
-#define IDEM_KEY_MAX		255
 #define ORDER_ITEMS_MAX		100
 #define ORDER_SKU_MAX		64
 #define ORDER_QTY_MAX		10000
@@ -45,17 +41,6 @@ struct order_input {
 };
 
 /*
- * Parse an Idempotency-Key header value, bare ("abc-1") or an RFC 8941
- * sf-string ("\"abc-1\""), into key (at least IDEM_KEY_MAX + 1 bytes).
- * NULL header: 400 IDEMPOTENCY_KEY_MISSING; anything else wrong: 400
- * IDEMPOTENCY_KEY_INVALID.
- */
-int	order_input_key(const char *, char *, struct problem *);
-
-/* Accept application/json with optional parameters, else 415. */
-int	order_input_content_type(const char *, struct problem *);
-
-/*
  * Parse and validate a body of len bytes (already within max_body_bytes)
  * into in, which the caller zeroes first and releases with
  * order_input_clear().  Fills in->canonical.  400 MALFORMED_JSON or 400
@@ -66,8 +51,5 @@ int	order_input_parse(struct order_input *, const char *, size_t,
 void	order_input_clear(struct order_input *);
 
 const char *shipping_name(enum shipping);
-
-/* Length of the valid UTF-8 sequence at s (avail bytes), 0 if invalid. */
-size_t	utf8_seq_len(const unsigned char *, size_t);
 
 #endif

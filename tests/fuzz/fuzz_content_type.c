@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "fuzz_check.h"
-#include "order_input.h"
+#include "media_type.h"
 #include "problem.h"
 
 /* The reference: 1 when ct names application/json. */
@@ -39,7 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ct = fuzz_cstr(data, size);
 	memset(&pb, 0, sizeof(pb));
-	rc = order_input_content_type(ct, &pb);
+	rc = media_type_json(ct, &pb);
 	want = ref_is_json(ct);
 	if (rc == 0 && !want)
 		fuzz_fail("Content-Type \"%s\" accepted", ct);

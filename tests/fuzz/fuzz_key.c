@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzz_check.h"
-#include "order_input.h"
+#include "idem_key.h"
 #include "problem.h"
 
 /*
@@ -69,7 +69,7 @@ parse(const char *hv, char *key, struct problem *pb)
 {
 	memset(pb, 0, sizeof(*pb));
 	memset(key, 'Z', IDEM_KEY_MAX + 1);
-	return order_input_key(hv, key, pb);
+	return idem_key_parse(hv, key, pb);
 }
 
 int
