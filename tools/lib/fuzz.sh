@@ -61,14 +61,14 @@ fuzz_run_one() {
 	set -e
 	stat=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	FUZZ_EXECS=${stat:-0}
-	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+	cov=$(grep -a -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
 	f=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
 	if [[ $rc -ne 0 || -n $f ]]; then
 		FUZZ_FINDING=${f:-"(none saved; fuzzer status $rc)"}
 		printf 'fuzz %-12s %10s executions in %ss, cov %s: FINDING\n' \
 		    "$name" "$FUZZ_EXECS" "$secs" "${cov:-?}"
-		grep -E 'ERROR: |SUMMARY: |fuzz property failed|runtime error' \
-		    "$log" | head -n 5 | sed 's/^/    /'
+		grep -a -E 'ERROR: |SUMMARY: |fuzz property failed|runtime error' \
+		    "$log" | head -n 5 | cut -c1-300 | sed 's/^/    /'
 		printf '    input: %s\n    reproduce: %s %s\n    log: %s\n' \
 		    "$FUZZ_FINDING" "$bin" "$FUZZ_FINDING" "$log"
 		return 1
