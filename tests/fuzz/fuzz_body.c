@@ -201,6 +201,7 @@ check_fixed_point(const struct order_input *in)
 	order_input_clear(&again);
 }
 
+/* Judge one input; a broken property aborts. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -59,6 +59,7 @@ check_conf(const struct conf *c)
 		fuzz_fail("schema_dir \"%s\"", c->schema_dir);
 }
 
+/* Judge one input; a broken property aborts. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -28,6 +28,7 @@ ref_is_json(const char *ct)
 	return *s == '\0' || *s == ';';
 }
 
+/* Judge one input; a broken property aborts. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

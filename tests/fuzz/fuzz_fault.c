@@ -11,6 +11,7 @@
 #include "fault.h"
 #include "fuzz_check.h"
 
+/* Judge one input; a broken property aborts. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -72,6 +72,7 @@ parse(const char *hv, char *key, struct problem *pb)
 	return idem_key_parse(hv, key, pb);
 }
 
+/* Judge one input; a broken property aborts. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -57,6 +57,7 @@ ref_allowed(const char *allow, const char *method)
 	return 0;
 }
 
+/* Judge one input; a broken property aborts. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
