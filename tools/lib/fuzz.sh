@@ -46,6 +46,9 @@ fuzz_run_one() {
 	dict=$REPO/tests/fuzz/$name.dict
 	mkdir -p "$work" "$FUZZ_DIR/log" "$FUZZ_DIR/findings"
 	[[ -f $dict ]] && args+=("-dict=$dict")
+	# A body of 100 items with long SKUs, or a long escaped note, needs
+	# more than libFuzzer's default of 4096 bytes.
+	[[ $name == body ]] && args+=(-max_len=16384)
 	FUZZ_EXECS=0
 	FUZZ_FINDING=
 	set +e
