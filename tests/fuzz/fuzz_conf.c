@@ -10,10 +10,18 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <syslog.h>
 
 #include "conf.h"
 #include "fuzz_check.h"
+
+/* Tell whether a name that must be set is a non-empty string. */
+static int
+name_ok(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
 
 /* Check the values of an accepted configuration. */
 static void
@@ -43,9 +51,23 @@ check_conf(const struct conf *c)
 	    c->retry_backoff_max_ms < c->retry_backoff_ms)
 		fuzz_fail("retry_backoff %ld, max %ld", c->retry_backoff_ms,
 		    c->retry_backoff_max_ms);
-	if (c->key_retention_ms < 1000 || c->tombstone_retention_ms < 0)
-		fuzz_fail("retention %ld, %ld", c->key_retention_ms,
-		    c->tombstone_retention_ms);
+	if (c->key_retention_ms < 1000 || (c->tombstone_retention_ms != 0 &&
+	    c->tombstone_retention_ms < c->key_retention_ms))
+		fuzz_fail("retention %lld, tombstones %lld",
+		    c->key_retention_ms, c->tombstone_retention_ms);
+	if (c->read_deadline_ms < 100 || c->read_deadline_ms > 600000)
+		fuzz_fail("read_deadline %ld", c->read_deadline_ms);
+	if (c->log_format != LOG_FORMAT_TEXT && c->log_format != LOG_FORMAT_JSON)
+		fuzz_fail("log_format %d", (int)c->log_format);
+	if (!name_ok(c->principal_var) || !name_ok(c->frontend_secret_var) ||
+	    strncasecmp(c->principal_var, "HTTP_", 5) == 0 ||
+	    strncasecmp(c->frontend_secret_var, "HTTP_", 5) == 0)
+		fuzz_fail("principal_var \"%s\", frontend_secret_var \"%s\"",
+		    c->principal_var ? c->principal_var : "NULL",
+		    c->frontend_secret_var ? c->frontend_secret_var : "NULL");
+	if (!name_ok(c->db_host) || !name_ok(c->db_name) ||
+	    !name_ok(c->db_user))
+		fuzz_fail("an empty db_host, db_name or db_user");
 	if (c->lock_wait_timeout_ms < 1000 || c->db_connect_timeout_ms < 1000)
 		fuzz_fail("timeouts %ld, %ld", c->lock_wait_timeout_ms,
 		    c->db_connect_timeout_ms);
