@@ -49,9 +49,15 @@ STACK_STAMP=
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# proxy_start: the fault proxy on DBPROXY_PORT, control DBPROXY_CONTROL_PORT.
+# proxy_start: the fault proxy on DBPROXY_PORT, control DBPROXY_CONTROL_PORT
+# (the stack's own when it runs one: IDEMORDERS_DB_PROXY=1).
 proxy_start() {
 	local i
+	if (exec 3<>"/dev/tcp/127.0.0.1/$DBPROXY_CONTROL_PORT") 2>/dev/null; then
+		proxy pass >/dev/null &&
+		    ok "the stack's dbproxy on 127.0.0.1:$DBPROXY_PORT"
+		return
+	fi
 	if [[ ! -x $DBPROXY_BIN ]]; then
 		fail "dbproxy" "not built: $DBPROXY_BIN"
 		return 1
