@@ -148,6 +148,37 @@ for phase in create duplicate; do
 	done
 done
 
+# --- cuts at growing offsets after the ledger insert, the servers in turn --
+s=apache
+for n in 12 20 40 60 90 120 150 220 280 400; do
+	[[ $s == lighttpd ]] && s=apache || s=lighttpd
+	url=$(url_of "$s")
+	o=$T_TMP/$s
+	w="$s cut after $n bytes from the ledger insert on"
+	sku=$(new_sku T44-sweep 50)
+	key=$(unique_key "t44-$s-sweep-$n")
+	body=$(order_body "$sku" 2)
+	s2=$(stock_of "$SKU2")
+	parked_cut "$o-sweep" "$url" "$key" "$body" \
+	    after_ledger_insert=sleep800 cut-after-bytes "$n" server
+	if [[ $n -le 150 ]]; then
+		[[ $CUT == 1 ]] && ok "$w: the proxy cut" ||
+		    fail "$w: cut" "the proxy cut nothing"
+	else
+		echo "note   $w: cut happened: $CUT"
+	fi
+	if expect_status_in "$w" 201 503 && [[ $STATUS == 503 ]]; then
+		expect_503_retry "$w"
+	fi
+	expect_rows_sane "$key" "$sku" 50 2 "$w"
+	n_orders=$(orders_for "$key")
+	expect_sql_value "$w: $SKU2 conserved" $((s2 - n_orders)) "$(stock_of "$SKU2")"
+	post_order "$url" "$key" "$body"
+	expect_status 201 "$w: retry"
+	expect_sql_value "$w: one order after the retry" 1 "$(orders_for "$key")"
+	expect_sql_value "$w: stock after the retry" 48 "$(stock_of "$sku")"
+done
+
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")
 	o=$T_TMP/$s
@@ -177,33 +208,6 @@ for s in $HTTP_SERVERS; do
 	expect_status 201 "$w: retry"
 	expect_body_json .orderId "$oid" "$w: retry"
 	expect_one_order "$key" "$sku" 48 "$oid" "$w: after the retry"
-
-	# --- cuts at growing offsets after the ledger insert ----------------
-	for n in 12 20 40 60 90 120 150 220 280 400; do
-		w="$s cut after $n bytes from the ledger insert on"
-		sku=$(new_sku T44-sweep 50)
-		key=$(unique_key "t44-$s-sweep-$n")
-		body=$(order_body "$sku" 2)
-		s2=$(stock_of "$SKU2")
-		parked_cut "$o-sweep" "$url" "$key" "$body" \
-		    after_ledger_insert=sleep800 cut-after-bytes "$n" server
-		if [[ $n -le 150 ]]; then
-			[[ $CUT == 1 ]] && ok "$w: the proxy cut" ||
-			    fail "$w: cut" "the proxy cut nothing"
-		else
-			echo "note   $w: cut happened: $CUT"
-		fi
-		if expect_status_in "$w" 201 503 && [[ $STATUS == 503 ]]; then
-			expect_503_retry "$w"
-		fi
-		expect_rows_sane "$key" "$sku" 50 2 "$w"
-		n_orders=$(orders_for "$key")
-		expect_sql_value "$w: $SKU2 conserved" $((s2 - n_orders)) "$(stock_of "$SKU2")"
-		post_order "$url" "$key" "$body"
-		expect_status 201 "$w: retry"
-		expect_sql_value "$w: one order after the retry" 1 "$(orders_for "$key")"
-		expect_sql_value "$w: stock after the retry" 48 "$(stock_of "$sku")"
-	done
 
 	# --- the answer to COMMIT lost: committed, answered from the ledger --
 	w="$s answer to COMMIT lost"

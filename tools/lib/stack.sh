@@ -133,6 +133,7 @@ db_demo() {
 db_prepare() {
 	local db=$1 config=$2
 	db_create "$db"
+	dbproxy_start	# CONF may reach MariaDB through it
 	say "idemorders migrate ($db)"
 	"$BIN" migrate -c "$config" 9>&- || die "idemorders migrate failed on $db"
 	db_demo "$db"
