@@ -489,7 +489,10 @@ control_read(struct proxy *px, int i)
 	}
 	cl->len += (size_t)n;
 	cl->line[cl->len] = '\0';
-	while ((nl = strchr(cl->line, '\n')) != NULL) {
+	for (;;) {
+		nl = strchr(cl->line, '\n');
+		if (nl == NULL)
+			break;
 		*nl = '\0';
 		linelen = (size_t)(nl - cl->line) + 1;
 		control_run(px, cl->line, out, sizeof(out) - 1);
@@ -639,6 +642,7 @@ write_pidfile(const char *path)
 	fclose(fp);
 }
 
+/* Parse the options, open the ports, proxy until SIGTERM. */
 int
 main(int argc, char *argv[])
 {
@@ -648,7 +652,10 @@ main(int argc, char *argv[])
 	int			 ch, i;
 
 	memset(&px, 0, sizeof(px));
-	while ((ch = getopt(argc, argv, "c:l:p:u:")) != -1) {
+	for (;;) {
+		ch = getopt(argc, argv, "c:l:p:u:");
+		if (ch == -1)
+			break;
 		switch (ch) {
 		case 'c':
 			cport = optarg;

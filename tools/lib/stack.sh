@@ -258,7 +258,10 @@ EOF
 # MariaDB (in "pass" mode; the tests command it).
 dbproxy_start() {
 	local pid i
-	[[ ${IDEMORDERS_DB_PROXY:-0} == 1 ]] || return 0
+	if [[ ${IDEMORDERS_DB_PROXY:-0} != 1 ]]; then
+		dbproxy_stop
+		return 0
+	fi
 	pid_alive "$DBPROXY_PIDFILE" dbproxy >/dev/null && return 0
 	[[ -x $DBPROXY_BIN ]] || die "no $DBPROXY_BIN (IDEMORDERS_DB_PROXY=1)"
 	need_free_port "$DBPROXY_PORT" "the database fault proxy"
