@@ -8,9 +8,8 @@
 #  - a cut while the fresh ledger read after a duplicate key streams
 #    (conflict_read=sleep parks the worker, then the proxy cuts after
 #    20 bytes of the answer): the same order replayed, or 503;
-#  - cuts at growing byte offsets after the ledger insert (the SAVEPOINT,
-#    the stock rows locked FOR UPDATE, the order, the ledger update):
-#    201 or 503;
+#  - (cuts at growing byte offsets inside the transaction, the stock-lock
+#    result among them: tests/faults/db-cut-sweep.sh;)
 #  - the answer to COMMIT lost (committed, then cut): 201 from the ledger;
 #    COMMIT itself lost (never reached the server): 201, 409 unconfirmed
 #    or 503;
@@ -27,14 +26,8 @@
 . "$(dirname -- "$0")/../lib/dbfaults.sh"
 
 DEADLINE_S=3
-# Every order has two lines, its own SKU and SKU2, so that the stock rows
-# locked FOR UPDATE come back as a result of two rows.
-SKU2=$(new_sku T44-second 100000)
-order_body() {
-	printf '{"currency":"KRW","items":[{"sku":"%s","qty":%d},{"sku":"%s","qty":1}],"amount":%d}' \
-	    "$1" "$2" "$SKU2" $(($2 * 1000 + 1000))
-}
 BOUND_MS=$((DEADLINE_S * 1000 + 3000))
+two_line_orders T44
 
 cleanup() {
 	[[ -n $PROXY_PID ]] && proxy pass >/dev/null 2>&1
@@ -44,140 +37,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# bg_get OUT URL: GET in the background as alice; OUT.status/.body/.ms.
-bg_get() {
-	local out=$1 url=$2
-	(
-		t0=$(date +%s%N)
-		curl -s -o "$out.body" -D "$out.headers" -w '%{http_code}' \
-		    --max-time 60 -u "$ALICE" "$url" >"$out.status" 2>/dev/null ||
-		    echo 000 >"$out.status"
-		echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
-	) &
-	BG_PID=$!
-}
-
-# parked_cut OUT URL KEY BODY FAULT CMD...: POST with FAULT (a sleep at a
-# fault point); once a worker sleeps there, send CMD to the proxy; wait
-# for the answer, disarm the proxy, load the answer.  CUT is 1 when the
-# proxy cut a connection meanwhile.
-parked_cut() {
-	local out=$1 url=$2 key=$3 body=$4 fault=$5 c0 pid
-	shift 5
-	c0=$(proxy_stat cuts)
-	bg_post "$out" "$url" "$key" "$body" "$fault"
-	pid=$!
-	if sleeping_worker >/dev/null; then
-		proxy "$@" >/dev/null
-	else
-		fail "parked_cut $fault" "no worker sleeps in the fault point"
-	fi
-	wait "$pid"
-	proxy pass >/dev/null
-	bg_load "$out"
-	CUT=0
-	[[ $(proxy_stat cuts) -gt $c0 ]] && CUT=1
-}
-
-# expect_status_in WHAT STATUS...: the last answer is one of these.
-expect_status_in() {
-	local what=$1 s
-	shift
-	for s in "$@"; do
-		if [[ $STATUS == "$s" ]]; then
-			ok "$what: status $STATUS (one of $*)"
-			return 0
-		fi
-	done
-	fail "$what: status" "expected one of $*, got $STATUS $(printf '%s' "$BODY" | jq -r .code 2>/dev/null)"
-	return 1
-}
-
-# expect_503_retry WHAT: 503 problem+json with Retry-After.
-expect_503_retry() {
-	expect_status 503 "$1"
-	[[ -n $(hdr retry-after) ]] && ok "$1: Retry-After $(hdr retry-after)" ||
-	    fail "$1: Retry-After" "missing"
-}
-
-# expect_within WHAT MS: answered within BOUND_MS.
-expect_within() {
-	if [[ $2 -lt $BOUND_MS ]]; then
-		ok "$1: answered in ${2} ms (bound ${BOUND_MS} ms)"
-	else
-		fail "$1: bounded" "took ${2} ms, bound ${BOUND_MS} ms (deadline ${DEADLINE_S} s)"
-	fi
-}
-
-# retry_creates_one KEY SKU INITIAL QTY BODY URL WHAT: the same key once
-# the fault is gone: 201, exactly one order, stock conserved.
-retry_creates_one() {
-	local key=$1 sku=$2 initial=$3 qty=$4 body=$5 url=$6 what=$7 oid
-	post_order "$url" "$key" "$body"
-	expect_status 201 "$what: retry with the same key"
-	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
-	expect_one_order "$key" "$sku" $((initial - qty)) "$oid" "$what: after the retry"
-}
-
 START_TS=$(sql "SELECT UTC_TIMESTAMP(6)")
 proxy_start || finish
 pool_swap --proxy workers=4 request_deadline=${DEADLINE_S}s || finish
 wait_healthy "through the proxy"
 
-# Prepare every statement on every worker's connection (statements are
-# prepared on first use), so that the cuts below land in executes and
-# fetches, not only in prepares: four requests at once, one per worker,
-# each held a moment inside its transaction, then four duplicates held
-# before their ledger read.
-warm_sku=$(new_sku T44-warm 100)
-for phase in create duplicate; do
-	pids=()
-	for i in 1 2 3 4; do
-		body=$(order_body "$warm_sku" 1)
-		if [[ $phase == create ]]; then
-			bg_post "$T_TMP/warm-$i" "$LIGHTTPD_URL" "t44-warm-$RUN_TAG-$i" "$body" after_ledger_insert=sleep300
-		else
-			bg_post "$T_TMP/warm-$i" "$LIGHTTPD_URL" "t44-warm-$RUN_TAG-$i" "$body" conflict_read=sleep300
-		fi
-		pids+=($!)
-	done
-	wait "${pids[@]}"
-	for i in 1 2 3 4; do
-		bg_load "$T_TMP/warm-$i"
-		expect_status 201 "warm-up $phase $i"
-	done
-done
-
-# --- cuts at growing offsets after the ledger insert, the servers in turn --
-s=apache
-for n in 12 20 40 60 90 120 150 220 280 400; do
-	[[ $s == lighttpd ]] && s=apache || s=lighttpd
-	url=$(url_of "$s")
-	o=$T_TMP/$s
-	w="$s cut after $n bytes from the ledger insert on"
-	sku=$(new_sku T44-sweep 50)
-	key=$(unique_key "t44-$s-sweep-$n")
-	body=$(order_body "$sku" 2)
-	s2=$(stock_of "$SKU2")
-	parked_cut "$o-sweep" "$url" "$key" "$body" \
-	    after_ledger_insert=sleep800 cut-after-bytes "$n" server
-	if [[ $n -le 150 ]]; then
-		[[ $CUT == 1 ]] && ok "$w: the proxy cut" ||
-		    fail "$w: cut" "the proxy cut nothing"
-	else
-		echo "note   $w: cut happened: $CUT"
-	fi
-	if expect_status_in "$w" 201 503 && [[ $STATUS == 503 ]]; then
-		expect_503_retry "$w"
-	fi
-	expect_rows_sane "$key" "$sku" 50 2 "$w"
-	n_orders=$(orders_for "$key")
-	expect_sql_value "$w: $SKU2 conserved" $((s2 - n_orders)) "$(stock_of "$SKU2")"
-	post_order "$url" "$key" "$body"
-	expect_status 201 "$w: retry"
-	expect_sql_value "$w: one order after the retry" 1 "$(orders_for "$key")"
-	expect_sql_value "$w: stock after the retry" 48 "$(stock_of "$sku")"
-done
+warm_statements T44
 
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")

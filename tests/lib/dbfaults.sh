@@ -26,6 +26,10 @@
 #                                SUCCEEDED exactly when there is an order;
 #                                stock = INITIAL - QTY x orders
 #   now_ms                       milliseconds since the epoch
+#   two_line_orders PREFIX | warm_statements PREFIX
+#   bg_get OUT URL | parked_cut OUT URL KEY BODY FAULT CMD...
+#   expect_status_in WHAT STATUS... | expect_503_retry WHAT
+#   expect_within WHAT MS (BOUND_MS) | retry_creates_one KEY SKU INITIAL QTY BODY URL WHAT
 
 _off=${IDEMORDERS_PORT_OFFSET:-0}
 case $IDEMORDERS_STACK in
@@ -269,4 +273,117 @@ expect_rows_sane() {
 		oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
 		expect_sql_value "$what: the 201's orderId is committed" "$oid" "$(order_of "$key")"
 	fi
+}
+
+# two_line_orders PREFIX: from now on order_body SKU QTY gives two lines,
+# SKU and a second SKU of the script's own (SKU2), so that the stock rows
+# locked FOR UPDATE come back as a result of two rows.
+two_line_orders() {
+	SKU2=$(new_sku "$1-second" 100000)
+	order_body() {
+		printf '{"currency":"KRW","items":[{"sku":"%s","qty":%d},{"sku":"%s","qty":1}],"amount":%d}' \
+		    "$1" "$2" "$SKU2" $(($2 * 1000 + 1000))
+	}
+}
+
+# warm_statements PREFIX: prepare every statement on each of the 4
+# workers' connections (statements are prepared on first use), so that
+# cuts land in executes and fetches, not only in prepares: four requests
+# at once, one per worker, each held a moment inside its transaction,
+# then four duplicates held before their ledger read.
+warm_statements() {
+	local warm_sku phase i body pids
+	warm_sku=$(new_sku "$1-warm" 100)
+	for phase in create duplicate; do
+		pids=()
+		for i in 1 2 3 4; do
+			body=$(order_body "$warm_sku" 1)
+			if [[ $phase == create ]]; then
+				bg_post "$T_TMP/warm-$i" "$LIGHTTPD_URL" "$1-warm-$RUN_TAG-$i" "$body" after_ledger_insert=sleep300
+			else
+				bg_post "$T_TMP/warm-$i" "$LIGHTTPD_URL" "$1-warm-$RUN_TAG-$i" "$body" conflict_read=sleep300
+			fi
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		for i in 1 2 3 4; do
+			bg_load "$T_TMP/warm-$i"
+			expect_status 201 "warm-up $phase $i"
+		done
+	done
+}
+
+# bg_get OUT URL: GET in the background as alice; OUT.status/.body/.ms.
+bg_get() {
+	local out=$1 url=$2
+	(
+		t0=$(date +%s%N)
+		curl -s -o "$out.body" -D "$out.headers" -w '%{http_code}' \
+		    --max-time 60 -u "$ALICE" "$url" >"$out.status" 2>/dev/null ||
+		    echo 000 >"$out.status"
+		echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
+	) &
+	BG_PID=$!
+}
+
+# parked_cut OUT URL KEY BODY FAULT CMD...: POST with FAULT (a sleep at a
+# fault point); once a worker sleeps there, send CMD to the proxy; wait
+# for the answer, disarm the proxy, load the answer.  CUT is 1 when the
+# proxy cut a connection meanwhile.
+parked_cut() {
+	local out=$1 url=$2 key=$3 body=$4 fault=$5 c0 pid
+	shift 5
+	c0=$(proxy_stat cuts)
+	bg_post "$out" "$url" "$key" "$body" "$fault"
+	pid=$!
+	if sleeping_worker >/dev/null; then
+		proxy "$@" >/dev/null
+	else
+		fail "parked_cut $fault" "no worker sleeps in the fault point"
+	fi
+	wait "$pid"
+	proxy pass >/dev/null
+	bg_load "$out"
+	CUT=0
+	[[ $(proxy_stat cuts) -gt $c0 ]] && CUT=1
+}
+
+# expect_status_in WHAT STATUS...: the last answer is one of these.
+expect_status_in() {
+	local what=$1 s
+	shift
+	for s in "$@"; do
+		if [[ $STATUS == "$s" ]]; then
+			ok "$what: status $STATUS (one of $*)"
+			return 0
+		fi
+	done
+	fail "$what: status" "expected one of $*, got $STATUS $(printf '%s' "$BODY" | jq -r .code 2>/dev/null)"
+	return 1
+}
+
+# expect_503_retry WHAT: 503 problem+json with Retry-After.
+expect_503_retry() {
+	expect_status 503 "$1"
+	[[ -n $(hdr retry-after) ]] && ok "$1: Retry-After $(hdr retry-after)" ||
+	    fail "$1: Retry-After" "missing"
+}
+
+# expect_within WHAT MS: answered within BOUND_MS.
+expect_within() {
+	if [[ $2 -lt $BOUND_MS ]]; then
+		ok "$1: answered in ${2} ms (bound ${BOUND_MS} ms)"
+	else
+		fail "$1: bounded" "took ${2} ms, bound ${BOUND_MS} ms (deadline ${DEADLINE_S} s)"
+	fi
+}
+
+# retry_creates_one KEY SKU INITIAL QTY BODY URL WHAT: the same key once
+# the fault is gone: 201, exactly one order, stock conserved.
+retry_creates_one() {
+	local key=$1 sku=$2 initial=$3 qty=$4 body=$5 url=$6 what=$7 oid
+	post_order "$url" "$key" "$body"
+	expect_status 201 "$what: retry with the same key"
+	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+	expect_one_order "$key" "$sku" $((initial - qty)) "$oid" "$what: after the retry"
 }
