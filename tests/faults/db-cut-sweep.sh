@@ -45,7 +45,7 @@ for n in 12 20 40 60 90 120 150 220 280 400; do
 	body=$(order_body "$sku" 2)
 	s2=$(stock_of "$SKU2")
 	parked_cut "$o-sweep" "$url" "$key" "$body" \
-	    after_ledger_insert=sleep800 cut-after-bytes "$n" server
+	    after_ledger_insert=sleep1500 cut-after-bytes "$n" server
 	if [[ $n -le 150 ]]; then
 		[[ $CUT == 1 ]] && ok "$w: the proxy cut" ||
 		    fail "$w: cut" "the proxy cut nothing"

@@ -56,7 +56,7 @@ for s in $HTTP_SERVERS; do
 	post_order "$url" "$key" "$body"
 	expect_status 201 "$w: first request"
 	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
-	parked_cut "$o-read" "$url" "$key" "$body" conflict_read=sleep1000 \
+	parked_cut "$o-read" "$url" "$key" "$body" conflict_read=sleep1500 \
 	    cut-after-bytes 20 server
 	[[ $CUT == 1 ]] && ok "$w: the proxy cut the read" ||
 	    fail "$w: cut" "the proxy cut nothing"
@@ -79,7 +79,7 @@ for s in $HTTP_SERVERS; do
 	sku=$(new_sku T44-commit 50)
 	key=$(unique_key "t44-$s-commit")
 	body=$(order_body "$sku" 2)
-	parked_cut "$o-commit" "$url" "$key" "$body" before_commit=sleep1000 \
+	parked_cut "$o-commit" "$url" "$key" "$body" before_commit=sleep1500 \
 	    cut-after-bytes 0 server
 	[[ $CUT == 1 ]] && ok "$w: the proxy cut" || fail "$w: cut" "the proxy cut nothing"
 	expect_status 201 "$w: outcome unknown, read from the ledger"
@@ -97,7 +97,7 @@ for s in $HTTP_SERVERS; do
 	sku=$(new_sku T44-commit2 50)
 	key=$(unique_key "t44-$s-commit2")
 	body=$(order_body "$sku" 2)
-	parked_cut "$o-commit2" "$url" "$key" "$body" before_commit=sleep1000 \
+	parked_cut "$o-commit2" "$url" "$key" "$body" before_commit=sleep1500 \
 	    cut-after-bytes 0 client
 	[[ $CUT == 1 ]] && ok "$w: the proxy cut" || fail "$w: cut" "the proxy cut nothing"
 	expect_status_in "$w" 201 409 503

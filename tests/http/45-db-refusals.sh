@@ -80,6 +80,7 @@ cleanup() {
 	done
 	settings_restore
 	grants_restore
+	root_exec "DROP USER IF EXISTS 't45filler'@'localhost';"
 	pool_reload
 	exec 8>&-
 	wait "$ROOT_PID" 2>/dev/null
