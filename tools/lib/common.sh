@@ -65,6 +65,13 @@ stack_vars() {
 	# traverse a clone under /root: its logs live here (linked from LOGDIR).
 	WWW_LOGDIR=$RUN/log
 
+	# IDEMORDERS_DB_PROXY=1: the responders reach MariaDB through the
+	# fault proxy of the tests (tests/dbproxy), 127.0.0.1:DB_PORT+20,
+	# commanded on DB_PORT+21 (tests/lib/dbfaults.sh).
+	DBPROXY_PORT=$((DB_PORT + 20)) DBPROXY_CONTROL_PORT=$((DB_PORT + 21))
+	DBPROXY_BIN=$BUILD/tests/dbproxy/dbproxy
+	DBPROXY_PIDFILE=$RUN/dbproxy.pid
+
 	DB_DATADIR=$VAR/db
 	MY_CNF=$VAR/my.cnf
 	DB_SOCKET=$RUN/mysqld.sock

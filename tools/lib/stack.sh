@@ -133,6 +133,7 @@ db_demo() {
 db_prepare() {
 	local db=$1 config=$2
 	db_create "$db"
+	dbproxy_start	# CONF may reach MariaDB through it
 	say "idemorders migrate ($db)"
 	"$BIN" migrate -c "$config" 9>&- || die "idemorders migrate failed on $db"
 	db_demo "$db"
@@ -189,11 +190,14 @@ write_pool_secrets() {
 # Write the three responder configs: the pool behind lighttpd and Apache
 # proxy_fcgi, the one mod_fcgid spawns, and the one of `make check`.
 write_responder_confs() {
-	local common
+	local common db_at="db_socket = $DB_SOCKET"
+	if [[ ${IDEMORDERS_DB_PROXY:-0} == 1 ]]; then
+		db_at="db_host = 127.0.0.1
+db_port = $DBPROXY_PORT"
+	fi
 	common="log = stderr
 log_level = info
 mount = $MOUNT
-db_socket = $DB_SOCKET
 db_user = $DB_USER"
 
 	write_pool_secrets
@@ -211,6 +215,7 @@ frontend_secret_file = $FRONTEND_SECRET_FILE
 workers = 4
 $common
 db_password_file = $DB_PASSWORD_FILE
+$db_at
 db_name = $DB_NAME
 schema_dir = $REPO/schema
 EOF
@@ -222,6 +227,7 @@ EOF
 workers = 1
 $common
 db_password = $DB_PASSWORD
+$db_at
 db_name = $DB_NAME
 EOF
 	cat >"$CHECK_CONF.tmp" <<EOF
@@ -229,6 +235,7 @@ EOF
 # written by $PROG.  Dropped and re-created before each 'make check'.
 $common
 db_password = $DB_PASSWORD
+db_socket = $DB_SOCKET
 db_name = $CHECK_DB_NAME
 schema_dir = $REPO/schema
 EOF
@@ -245,6 +252,37 @@ EOF
 	mv -f "$CONF.tmp" "$CONF"
 	mv -f "$FCGID_CONF.tmp" "$FCGID_CONF"
 	mv -f "$CHECK_CONF.tmp" "$CHECK_CONF"
+}
+
+# With IDEMORDERS_DB_PROXY=1: the fault proxy between the responders and
+# MariaDB (in "pass" mode; the tests command it).
+dbproxy_start() {
+	local pid i
+	if [[ ${IDEMORDERS_DB_PROXY:-0} != 1 ]]; then
+		dbproxy_stop
+		return 0
+	fi
+	pid_alive "$DBPROXY_PIDFILE" dbproxy >/dev/null && return 0
+	[[ -x $DBPROXY_BIN ]] || die "no $DBPROXY_BIN (IDEMORDERS_DB_PROXY=1)"
+	need_free_port "$DBPROXY_PORT" "the database fault proxy"
+	say "starting the database fault proxy on 127.0.0.1:$DBPROXY_PORT (control $DBPROXY_CONTROL_PORT)"
+	setsid "$DBPROXY_BIN" -l "$DBPROXY_PORT" -u "$DB_SOCKET" \
+	    -c "$DBPROXY_CONTROL_PORT" -p "$DBPROXY_PIDFILE" </dev/null \
+	    >>"$LOGDIR/dbproxy.log" 2>&1 9>&- &
+	for ((i = 0; i < 50; i++)); do
+		pid_alive "$DBPROXY_PIDFILE" dbproxy >/dev/null && return 0
+		sleep 0.1
+	done
+	die "the database fault proxy did not start; see $LOGDIR/dbproxy.log"
+}
+
+dbproxy_stop() {
+	local pid
+	pid=$(pid_alive "$DBPROXY_PIDFILE" dbproxy) || return 0
+	say "stopping the database fault proxy (pid $pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$DBPROXY_PIDFILE"
 }
 
 # Copy the built binary where www-data can run it (mod_fcgid).
@@ -315,16 +353,25 @@ serve_stop() {
 # --------------------------------------------------------- web servers
 
 make_htpasswd() {
-	if [[ -s $HTPASSWD ]] && grep -q '^alice:' "$HTPASSWD" &&
-	    grep -q '^bob:' "$HTPASSWD"; then
-		chmod 0644 "$HTPASSWD"
-		return 0
+	if [[ ! -s $HTPASSWD ]] || ! grep -q '^alice:' "$HTPASSWD" ||
+	    ! grep -q '^bob:' "$HTPASSWD"; then
+		# bcrypt at cost 5: what a real host would use, cheap enough here.
+		htpasswd -cbB -C 5 "$HTPASSWD.tmp" alice alice-secret 2>/dev/null
+		htpasswd -bB -C 5 "$HTPASSWD.tmp" bob bob-secret 2>/dev/null
+		mv -f "$HTPASSWD.tmp" "$HTPASSWD"
 	fi
-	# bcrypt at cost 5: what a real host would use, cheap enough here.
-	htpasswd -cbB -C 5 "$HTPASSWD.tmp" alice alice-secret 2>/dev/null
-	htpasswd -bB -C 5 "$HTPASSWD.tmp" bob bob-secret 2>/dev/null
-	chmod 0644 "$HTPASSWD.tmp"
-	mv -f "$HTPASSWD.tmp" "$HTPASSWD"
+	if ! grep -q '^Alice:' "$HTPASSWD"; then
+		# Look-alikes of alice, principals of their own
+		# (tests/http/46-principals-exact.sh): a trailing space, a
+		# trailing no-break space, another case.
+		cp "$HTPASSWD" "$HTPASSWD.tmp"
+		htpasswd -bB -C 5 "$HTPASSWD.tmp" 'alice ' alice-space-secret 2>/dev/null
+		htpasswd -bB -C 5 "$HTPASSWD.tmp" "alice$(printf '\302\240')" \
+		    alice-nbsp-secret 2>/dev/null
+		htpasswd -bB -C 5 "$HTPASSWD.tmp" Alice Alice-secret 2>/dev/null
+		mv -f "$HTPASSWD.tmp" "$HTPASSWD"
+	fi
+	chmod 0644 "$HTPASSWD"
 }
 
 lighttpd_start() {
@@ -461,6 +508,7 @@ stack_up() {
 	db_start
 	[[ ${DB_PREPARED:-} == 1 ]] || db_prepare "$DB_NAME" "$CONF"
 	install_runbin
+	dbproxy_start
 	serve_start
 	make_htpasswd
 	lighttpd_start
@@ -493,6 +541,7 @@ stack_down() {
 	apache_stop
 	lighttpd_stop
 	serve_stop
+	dbproxy_stop
 	db_stop
 	rm -f "$FCGI_SOCKET"
 }
