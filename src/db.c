@@ -141,10 +141,16 @@ db_conn_fail(struct db *db)
 	return db_fail(db, DB_OK, mysql_errno(db->my), mysql_error(db->my));
 }
 
-/* Record the failure of the last call on a statement. */
+/*
+ * Record the failure of the last call on a statement.  A fetch that
+ * lost the connection leaves the statement's error at 0 (Connector/C's
+ * unbuffered fetch keeps it on the connection): take the connection's.
+ */
 static int
 db_stmt_fail(struct db *db, MYSQL_STMT *st)
 {
+	if (mysql_stmt_errno(st) == 0 && mysql_errno(db->my) != 0)
+		return db_conn_fail(db);
 	return db_fail(db, DB_OK, mysql_stmt_errno(st), mysql_stmt_error(st));
 }
 
@@ -876,7 +882,8 @@ db_batch_run(struct db *db, struct db_batch *b)
 		goto failed;
 	for (;;) {
 		res = mysql_store_result(db->my);
-		if (res == NULL && mysql_field_count(db->my) != 0)
+		if (res == NULL && (mysql_field_count(db->my) != 0 ||
+		    mysql_errno(db->my) != 0))
 			goto failed;
 		if (i < b->n) {
 			if (res != NULL) {
@@ -899,10 +906,10 @@ db_batch_run(struct db *db, struct db_batch *b)
 			b->done = i + 1;
 		i++;
 		st = mysql_next_result(db->my);
+		if (st > 0 || (st == -1 && mysql_errno(db->my) != 0))
+			goto failed;	/* statement i, or its answer */
 		if (st == -1)
 			break;
-		if (st > 0)
-			goto failed;
 	}
 	if (wrong >= 0 || i != b->n) {
 		rc = db_fail(db, DB_ERROR, 0, i != b->n ? "a batch returned "
