@@ -245,6 +245,7 @@ fcgi_req -d "$(body_for 1)" POST "$MOUNT" CONTENT_TYPE=application/json \
 expect_status 401 "POST without a principal (FastCGI socket)"
 fcgi_req GET "$MOUNT/_metrics" REMOTE_ADDR=192.0.2.7
 expect_problem 403 FORBIDDEN "metrics to a non-loopback REMOTE_ADDR (FastCGI socket)"
+expect_body_json .title Forbidden "metrics to a non-loopback REMOTE_ADDR (FastCGI socket)"
 req POST "$APACHE_URL$MOUNT/_metrics" -d x
 expect_problem 405 METHOD_NOT_ALLOWED "POST metrics"
 expect_header allow "GET, HEAD" "POST metrics"
