@@ -7,6 +7,8 @@
 #      a 400, a 410, a 404, a 401, a 403, a 405), attempts and DB errors
 #      by class too, the duration histogram counts every request, and
 #      the only request in flight is the scrape itself;
+#      a retried attempt counts two attempts, a request in progress is in
+#      flight, a worker crashing in mid-request leaves the gauge;
 #   3. concurrent scrapes answered by different workers all show the
 #      pool's totals;
 #   4. kill -9 of a worker: crashes and starts move by one, the totals
@@ -168,7 +170,7 @@ expect_deltas() {
 expect_in_flight() {
 	local v
 	v=$(val "$2" "idemorders_requests_in_flight{}")
-	[[ $v == "$3" ]] && ok "$1: requests in flight $3 (the scrape itself)" ||
+	[[ $v == "$3" ]] && ok "$1: requests in flight $3 (the scrape included)" ||
 	    fail "$1: requests in flight" "expected $3, got $v"
 }
 
@@ -270,6 +272,44 @@ if awk -v h="${HIST}_bucket" '
 else
 	fail "histogram buckets" "$(grep "${HIST}_bucket" "$T_TMP/b" | tr '\n' ' ')"
 fi
+
+# --- 2b. a retried attempt, a request in flight, a crash in mid-request ----
+
+# (fault injection, as in the test stack's build)
+scrape lighttpd "$T_TMP/f0" || fail "scrape before the faults" "status $STATUS"
+n0=$SCRAPES
+post "$LIGHTTPD_URL" "$ALICE" "$(unique_key t61-retry)" "$(body_for 1)" \
+    -H 'X-Idemorders-Fault: after_order_insert=transient1'
+expect_status 201 "create after an injected deadlock"
+curl -s -o "$T_TMP/slow.body" -w '%{http_code}' --max-time 30 -u "$ALICE" \
+    -H "Idempotency-Key: $(unique_key t61-slow)" \
+    -H 'Content-Type: application/json' \
+    -H 'X-Idemorders-Fault: after_ledger_insert=sleep2000' \
+    --data-binary "$(body_for 1)" "$LIGHTTPD_URL$MOUNT" >"$T_TMP/slow.code" &
+slow=$!
+sleep 1
+scrape apache "$T_TMP/f1" || fail "scrape during a slow request" "status $STATUS"
+expect_in_flight "during a 2 s request" "$T_TMP/f1" 2
+wait "$slow"
+[[ $(cat "$T_TMP/slow.code") == 201 ]] && ok "slow create: 201" ||
+    fail "slow create" "status $(cat "$T_TMP/slow.code")"
+post "$APACHE_URL" "$ALICE" "$(unique_key t61-crash)" "$(body_for 1)" \
+    -H 'X-Idemorders-Fault: after_order_insert=crash'
+[[ $STATUS == 5* ]] && ok "worker crash in mid-request: $STATUS" ||
+    fail "worker crash in mid-request" "status $STATUS"
+# The master reaps the worker (crashes +1, its request leaves the gauge)
+# and forks a new one (after a second if it had just started).
+for ((i = 0; i < 60; i++)); do
+	scrape lighttpd "$T_TMP/f2" || break
+	[[ $(val "$T_TMP/f2" "idemorders_worker_starts_total{}") -gt \
+	    $(val "$T_TMP/f0" "idemorders_worker_starts_total{}") &&
+	    $(children | grep -c .) -eq $WANT ]] && break
+	sleep 0.2
+done
+expect_deltas "retry, slow request, crash" "$T_TMP/f0" "$T_TMP/f2" \
+    ok=$((SCRAPES - 1 - n0 + 1)) created=2 attempts=3 crashes=1 starts=1
+expect_in_flight "after the crash" "$T_TMP/f2" 1
+scrape lighttpd "$T_TMP/b" || fail "scrape after the faults" "status $STATUS"
 
 # --- 3. concurrent scrapes: any worker shows the pool's totals -------------
 
