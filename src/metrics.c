@@ -12,7 +12,12 @@
 #include "db.h"
 #include "metrics.h"
 
-/* A cell per worker, claimed by its pid on its first request. */
+/*
+ * A cell per worker, claimed by its pid on its first request.  A worker
+ * that finds none counts in in_flight_uncelled, which the master cannot
+ * take back after its death; 1024 cells leave room for two full pools
+ * of 512 during a reload.
+ */
 #define METRICS_CELLS	1024
 
 /*
@@ -87,7 +92,7 @@ static const int db_classes[MDB_OTHER] = {
 
 static struct metrics_shm	*shm;
 static int			 my_cell = -1;
-static pid_t			 my_cell_pid;
+static pid_t			 my_cell_pid;	/* who looked for my_cell */
 
 /*
  * Map the shared counters.  The master calls this once, before it forks
@@ -139,14 +144,18 @@ metrics_worker_exited(pid_t pid, int clean)
 	}
 }
 
-/* This worker's cell, claimed on first use; -1 when all are taken. */
+/*
+ * This worker's cell, claimed on first use; -1 when all were taken then
+ * (for the worker's whole life, so that a request begun without a cell
+ * also ends without one).
+ */
 static int
 cell_of_self(void)
 {
 	pid_t	 self = getpid();
 	int	 i, expected;
 
-	if (my_cell >= 0 && my_cell_pid == self)
+	if (my_cell_pid == self)
 		return my_cell;
 	my_cell = -1;
 	my_cell_pid = self;
