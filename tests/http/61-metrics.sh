@@ -7,7 +7,8 @@
 #      a 400, a 410, a 404, a 401, a 403, a 405), attempts and DB errors
 #      by class too, the duration histogram counts every request, and
 #      the only request in flight is the scrape itself;
-#      a retried attempt counts two attempts, a request in progress is in
+#      a retried attempt counts two attempts and a transient DB error (an
+#      injected deadlock), a request in progress is in
 #      flight, a worker crashing in mid-request leaves the gauge;
 #   3. concurrent scrapes answered by different workers all show the
 #      pool's totals;
@@ -122,7 +123,7 @@ OUTCOMES="created replayed recovered conflict expired rejected out_of_stock
 in_progress unconfirmed retry_limit deadline dropped ok bad_request
 unauthenticated forbidden not_found method_not_allowed unavailable
 internal_error other"
-CLASSES="duplicate transient lost fatal other"
+CLASSES="duplicate transient lost outcome-unknown unavailable fatal other"
 
 # expect_delta WHAT A B SAMPLE N: SAMPLE grew by exactly N from A to B.
 expect_delta() {
@@ -307,7 +308,8 @@ for ((i = 0; i < 60; i++)); do
 	sleep 0.2
 done
 expect_deltas "retry, slow request, crash" "$T_TMP/f0" "$T_TMP/f2" \
-    ok=$((SCRAPES - 1 - n0 + 1)) created=2 attempts=3 crashes=1 starts=1
+    ok=$((SCRAPES - 1 - n0 + 1)) created=2 attempts=3 db:transient=1 \
+    crashes=1 starts=1
 expect_in_flight "after the crash" "$T_TMP/f2" 1
 scrape lighttpd "$T_TMP/b" || fail "scrape after the faults" "status $STATUS"
 
