@@ -274,8 +274,9 @@ metrics_snapshot(struct metrics_snapshot *s)
 }
 
 /*
- * The outcome label of an answer.  The words the handlers set are their
- * own labels; a plain error ("error") is labelled by its status.
+ * The outcome label of an answer.  A word the handlers set is its own
+ * label; a plain error ("error") is labelled by its status; any other
+ * word is "other".
  */
 enum metrics_outcome
 metrics_outcome_of(int status, const char *outcome)
@@ -305,7 +306,7 @@ metrics_outcome_of(int status, const char *outcome)
 			return MO_INTERNAL_ERROR;
 		return MO_OTHER;
 	}
-	for (i = 0; i < MO_WORDS; i++)
+	for (i = 0; i < MO_COUNT; i++)
 		if (strcmp(outcome, outcome_names[i]) == 0)
 			return (enum metrics_outcome)i;
 	return MO_OTHER;

@@ -19,9 +19,9 @@
 struct buf;
 
 /*
- * The label values of idemorders_requests_total{outcome=...}.  Those
- * before MO_WORDS are the outcome words the handlers set; the others
- * label a plain error by its status.
+ * The label values of idemorders_requests_total{outcome=...}: the outcome
+ * words the handlers set, and for a plain error ("error") a label by its
+ * status.
  */
 enum metrics_outcome {
 	MO_CREATED = 0,
@@ -37,8 +37,7 @@ enum metrics_outcome {
 	MO_DEADLINE,
 	MO_DROPPED,
 	MO_OK,
-	MO_WORDS,
-	MO_BAD_REQUEST = MO_WORDS,
+	MO_BAD_REQUEST,
 	MO_UNAUTHENTICATED,
 	MO_FORBIDDEN,
 	MO_NOT_FOUND,

@@ -196,8 +196,8 @@ test_outcome_of(void)
 		{ 200, "error", MO_OTHER },
 		{ 200, NULL, MO_OTHER },
 		{ 200, "something-new", MO_OTHER },
-		/* A status word is not an outcome word. */
-		{ 400, "bad_request", MO_OTHER },
+		{ 503, "unavailable", MO_UNAVAILABLE },
+		{ 500, "internal_error", MO_INTERNAL_ERROR },
 	};
 	size_t	 i;
 
