@@ -125,15 +125,16 @@ unauthenticated forbidden not_found method_not_allowed unavailable
 internal_error other"
 CLASSES="duplicate transient lost outcome-unknown unavailable fatal other"
 
-# expect_delta WHAT A B SAMPLE N: SAMPLE grew by exactly N from A to B.
+# expect_delta WHAT A B SAMPLE N: SAMPLE grew by exactly N from A to B
+# (N may be a range LOW..HIGH).
 expect_delta() {
-	local what=$1 a b
+	local what=$1 a b lo=${5%..*} hi=${5#*..}
 	a=$(val "$2" "$4")
 	b=$(val "$3" "$4")
 	if [[ $a == missing || $b == missing ]]; then
 		fail "$what: $4" "sample missing (before $a, after $b)"
-	elif [[ $((b - a)) -eq $5 ]]; then
-		ok "$what: $4 +$5"
+	elif [[ $((b - a)) -ge $lo && $((b - a)) -le $hi ]]; then
+		ok "$what: $4 +$((b - a))"
 	else
 		fail "$what: $4" "expected +$5, got $a -> $b"
 	fi
@@ -254,9 +255,11 @@ expect_problem 405 METHOD_NOT_ALLOWED "POST metrics"
 expect_header allow "GET, HEAD" "POST metrics"
 
 scrape lighttpd "$T_TMP/b" || fail "scrape after the requests" "status $STATUS"
+# The replay, the conflict and the expired key may meet a 1062 on the
+# ledger insert or find the row by a read first: up to 3 duplicates.
 expect_deltas "13 requests" "$T_TMP/a" "$T_TMP/b" ok=1 created=4 replayed=1 \
     conflict=1 bad_request=1 expired=1 not_found=1 unauthenticated=1 \
-    forbidden=1 method_not_allowed=1 attempts=7 db:duplicate=3
+    forbidden=1 method_not_allowed=1 attempts=7 db:duplicate=0..3
 expect_in_flight "after the requests" "$T_TMP/b" 1
 sa=$(val "$T_TMP/a" "${HIST}_sum{}")
 sb=$(val "$T_TMP/b" "${HIST}_sum{}")
