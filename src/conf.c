@@ -47,6 +47,7 @@ enum conf_type {
 	T_PEERS,
 	T_FACILITY,
 	T_LOGFORMAT,
+	T_ONOFF,	/* int: on 1, off 0 */
 };
 
 struct conf_key {
@@ -92,6 +93,7 @@ static const struct conf_key conf_keys[] = {
 	{ "frontend_secret_file", T_SECRET_FILE, F(frontend_secret), 0, 0 },
 	{ "frontend_secret_var", T_ENVVAR,	F(frontend_secret_var), 0, 0 },
 	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20 },
+	{ "metrics",		T_ONOFF,	F(metrics), 0, 0 },
 	{ "db_host",		T_STRING,	F(db_host), 0, 0 },
 	{ "db_port",		T_PORT,		F(db_port), 1, 65535 },
 	{ "db_socket",		T_PATH,		F(db_socket), 0, 0 },
@@ -713,6 +715,13 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			    "retryable");
 			return -1;
 		}
+		return 0;
+	case T_ONOFF:
+		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+			snprintf(err, errsz, "%s must be on or off", k->name);
+			return -1;
+		}
+		*(int *)field = strcmp(v, "on") == 0;
 		return 0;
 	case T_PASSWORD_FILE:
 	case T_SECRET_FILE:

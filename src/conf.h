@@ -43,6 +43,7 @@ struct conf {
 	char		*frontend_secret;	/* from frontend_secret_file */
 	char		*frontend_secret_var;
 	size_t		 max_body_bytes;
+	int		 metrics;	/* serve GET {mount}/_metrics */
 
 	/* database */
 	char		*db_host;

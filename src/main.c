@@ -10,6 +10,7 @@
 #include "db.h"
 #include "expire.h"
 #include "log.h"
+#include "metrics.h"
 #include "migrate.h"
 #include "supervisor.h"
 #include "worker.h"
@@ -135,8 +136,12 @@ main(int argc, char *argv[])
 	log_set_facility(conf->log_facility);
 	log_set_json(conf->log_format == LOG_FORMAT_JSON);
 	log_init("idemorders", conf->log_syslog, conf->log_level);
-	if (strcmp(cmd, "serve") == 0)
+	if (strcmp(cmd, "serve") == 0) {
+		/* The pool's counters, inherited by every worker. */
+		if (metrics_init() == -1)
+			fatal("mmap");
 		return supervisor_run(path, conf, &worker_orders);
+	}
 	if (strcmp(cmd, "migrate") == 0)
 		rc = migrate_run(conf) == 0 ? 0 : 1;
 	else if (strcmp(cmd, "check-config") == 0) {

@@ -11,6 +11,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "media_type.h"
+#include "metrics.h"
 #include "order_api.h"
 #include "order_input.h"
 #include "order_view.h"
@@ -77,6 +78,30 @@ get_order(struct db *db, const char *principal, unsigned long long id,
 		rc = store_get_order(db, principal, id, v, note,
 		    ORDER_NOTE_MAX * 4 + 1);
 	return rc;
+}
+
+/*
+ * GET /orders/_metrics: the pool's counters, only to a client on a
+ * loopback address, whatever the web server lets through.
+ */
+static void
+handle_metrics(const struct request *req, struct response *resp)
+{
+	struct metrics_snapshot	 s;
+
+	if (!metrics_peer_is_loopback(req->remote_addr)) {
+		response_error(resp, 403, "FORBIDDEN", "metrics are served to "
+		    "loopback clients only");
+		return;
+	}
+	metrics_snapshot(&s);
+	response_reset(resp);
+	resp->status = 200;
+	resp->outcome = "ok";
+	response_header(resp, "Content-Type", "text/plain; version=0.0.4");
+	if (metrics_render(&s, &resp->body) != 0)
+		response_error(resp, 500, "INTERNAL_ERROR", "metrics too "
+		    "large");
 }
 
 /* GET /orders/{orderId}: the order as it is now, for its owner only. */
@@ -209,7 +234,7 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 	size_t			 i;
 
 	router_match(conf->mount, req->uri, req->method, &m);
-	if (m.id == ROUTE_NONE) {
+	if (m.id == ROUTE_NONE || (m.id == ROUTE_METRICS && !conf->metrics)) {
 		response_error(resp, 404, "NOT_FOUND", "no resource at this "
 		    "path");
 		return CREATE_ANSWER;
@@ -235,6 +260,9 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		break;
 	case ROUTE_ORDER:
 		handle_get(db, conf, req, m.arg, resp);
+		break;
+	case ROUTE_METRICS:
+		handle_metrics(req, resp);
 		break;
 	case ROUTE_ORDERS:
 		result = handle_create(db, conf, req, resp);

@@ -18,6 +18,7 @@ struct request {
 	const char	*method;
 	const char	*uri;
 	const char	*principal;	/* from the web server, or NULL */
+	const char	*remote_addr;	/* REMOTE_ADDR, or NULL */
 	const char	*content_type;
 	const char	*idempotency_key;	/* raw header value */
 	const char	*fault;		/* raw X-Idemorders-Fault header */

@@ -15,6 +15,7 @@ struct problem_type {
 static const struct problem_type problem_types[] = {
 	{ "UNAUTHENTICATED", "Authentication required" },
 	{ "FRONTEND_SECRET_MISMATCH", "Request did not come through the web server" },
+	{ "FORBIDDEN", "Forbidden" },
 	{ "NOT_FOUND", "No such resource" },
 	{ "METHOD_NOT_ALLOWED", "Method not allowed" },
 	{ "ORDER_NOT_FOUND", "Order not found" },

@@ -19,6 +19,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "supervisor.h"
 #include "worker.h"
@@ -447,6 +448,7 @@ spawn(struct pool *pool, struct slot *s, const struct conf *conf)
 	}
 	if (pid == 0)
 		_exit(worker_main(conf, pool->listen_fd, pool->ops));
+	metrics_worker_started();
 	s->pid = pid;
 	s->generation = pool->generation;
 	s->started = mono_now();
@@ -542,6 +544,8 @@ pool_reap(struct pool *pool, const struct conf *conf, int stopping)
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid <= 0)
 			break;
+		metrics_worker_exited(pid, WIFEXITED(status) &&
+		    WEXITSTATUS(status) == WORKER_EXIT_RECYCLE);
 		s = NULL;
 		for (i = 0; i < pool->nslots; i++)
 			if (pool->slots[i].pid == pid)

@@ -22,6 +22,7 @@
 #include "conf.h"
 #include "db.h"
 #include "log.h"
+#include "metrics.h"
 #include "order_api.h"
 #include "problem.h"
 #include "response.h"
@@ -132,6 +133,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	FCGX_ParamArray		 env = fr->envp;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	metrics_request_begin();
 	memset(&req, 0, sizeof(req));
 	buf_reset(body);
 	response_reset(resp);
@@ -140,6 +142,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	req.principal = FCGX_GetParam(conf->principal_var, env);
 	if (req.principal != NULL && req.principal[0] == '\0')
 		req.principal = NULL;
+	req.remote_addr = FCGX_GetParam("REMOTE_ADDR", env);
 	req.content_type = FCGX_GetParam("CONTENT_TYPE", env);
 	req.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", env);
 #ifdef ENABLE_FAULT_INJECTION
@@ -149,6 +152,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	req.body = body->p;
 	req.body_len = body->len;
 
+	db->last_class = DB_OK;		/* the metrics count this request's */
 	/*
 	 * With a frontend secret, a request that does not carry it came
 	 * from someone who connected to the socket without the web server
@@ -183,6 +187,9 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	lr.attempts = req.attempts;
 	lr.duration_ms = elapsed_ms(&start);
 	log_request(&lr);
+	metrics_request_end(lr.status, resp->outcome, req.attempts,
+	    lr.duration_ms);
+	metrics_db_error(db->last_class);
 }
 
 /*

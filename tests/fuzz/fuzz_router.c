@@ -30,6 +30,8 @@ ref_route(const char *mount, const char *uri, char *arg)
 		return ROUTE_ORDERS;
 	if (plen == 8 && memcmp(rest, "/_health", 8) == 0)
 		return ROUTE_HEALTH;
+	if (plen == 9 && memcmp(rest, "/_metrics", 9) == 0)
+		return ROUTE_METRICS;
 	if (rest[0] != '/' || plen < 2)
 		return ROUTE_NONE;
 	alen = plen - 1;
@@ -104,7 +106,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (m.method_allowed != ref_allowed(m.allow, method))
 			fuzz_fail("method %s against Allow %s: %d", method,
 			    m.allow, m.method_allowed);
-		if (m.needs_principal != (want != ROUTE_HEALTH))
+		if (m.needs_principal != (want != ROUTE_HEALTH &&
+		    want != ROUTE_METRICS))
 			fuzz_fail("route %d: needs_principal %d", m.id,
 			    m.needs_principal);
 	}

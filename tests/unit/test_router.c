@@ -22,6 +22,9 @@ static const struct router_case cases[] = {
 	{ "/orders", "/orders/_health", "GET", ROUTE_HEALTH, 1, "" },
 	{ "/orders", "/orders/_health", "HEAD", ROUTE_HEALTH, 1, "" },
 	{ "/orders", "/orders/_health", "POST", ROUTE_HEALTH, 0, "" },
+	{ "/orders", "/orders/_metrics", "GET", ROUTE_METRICS, 1, "" },
+	{ "/orders", "/orders/_metrics?x", "HEAD", ROUTE_METRICS, 1, "" },
+	{ "/orders", "/orders/_metrics", "POST", ROUTE_METRICS, 0, "" },
 	{ "/orders", "/orders/o-12", "GET", ROUTE_ORDER, 1, "o-12" },
 	{ "/orders", "/orders/o-12?pretty", "GET", ROUTE_ORDER, 1, "o-12" },
 	{ "/orders", "/orders/o-12", "PUT", ROUTE_ORDER, 0, "o-12" },
@@ -66,6 +69,8 @@ test_allow_and_auth(void)
 	CU_ASSERT_TRUE(m.needs_principal);
 	router_match("/orders", "/orders/_health", "GET", &m);
 	CU_ASSERT_STRING_EQUAL(m.allow, "GET, HEAD");
+	CU_ASSERT_FALSE(m.needs_principal);
+	router_match("/orders", "/orders/_metrics", "GET", &m);
 	CU_ASSERT_FALSE(m.needs_principal);
 	router_match("/orders", "/orders/o-1", "GET", &m);
 	CU_ASSERT_TRUE(m.needs_principal);

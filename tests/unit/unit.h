@@ -15,5 +15,6 @@ int	test_media_type_register(void);
 int	test_json_strict_register(void);
 int	test_order_input_register(void);
 int	test_fingerprint_register(void);
+int	test_metrics_register(void);
 
 #endif

@@ -8,7 +8,8 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	apache2-utils libapache2-mod-fcgid curl jq procps python3 systemd
 	php-cli php-curl phpunit nodejs
 	galera-4 rsync socat
-	clang-14 libfuzzer-14-dev libclang-rt-14-dev)
+	clang-14 libfuzzer-14-dev libclang-rt-14-dev
+	python3-prometheus-client)
 
 DB_NAME=idemorders
 DB_USER=idemorders

@@ -1,0 +1,353 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <CUnit/CUnit.h>
+
+#include "buf.h"
+#include "conf.h"
+#include "db.h"
+#include "metrics.h"
+#include "unit.h"
+
+/* Render s into a fresh buffer; the caller frees it with buf_free(). */
+static int
+render(const struct metrics_snapshot *s, struct buf *b)
+{
+	buf_init(b, 1 << 20);
+	return metrics_render(s, b);
+}
+
+/* Tell whether the exposition b has exactly this line. */
+static int
+has_line(const struct buf *b, const char *line)
+{
+	const char	*p = b->p;
+	size_t		 n = strlen(line);
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, line, n) == 0 && p[n] == '\n')
+			return 1;
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/* Count the lines of b that start with prefix. */
+static int
+count_lines(const struct buf *b, const char *prefix)
+{
+	const char	*p = b->p;
+	int		 n = 0;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			n++;
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return n;
+}
+
+static void
+test_render_zero(void)
+{
+	struct metrics_snapshot	 s;
+	struct buf		 b;
+
+	memset(&s, 0, sizeof(s));
+	CU_ASSERT_EQUAL(render(&s, &b), BUF_OK);
+	CU_ASSERT_TRUE(has_line(&b, "# TYPE idemorders_requests_total counter"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_requests_total{outcome=\"created\"} 0"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_requests_total{outcome=\"internal_error\"} 0"));
+	CU_ASSERT_EQUAL(count_lines(&b, "idemorders_requests_total{"),
+	    MO_COUNT);
+	CU_ASSERT_TRUE(has_line(&b, "# TYPE idemorders_request_duration_seconds "
+	    "histogram"));
+	CU_ASSERT_EQUAL(count_lines(&b,
+	    "idemorders_request_duration_seconds_bucket{"),
+	    METRICS_BUCKETS + 1);
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_sum 0.000000"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_requests_in_flight 0"));
+	CU_ASSERT_TRUE(has_line(&b, "# TYPE idemorders_requests_in_flight gauge"));
+	/* Every sample line ends the text with a newline. */
+	CU_ASSERT_EQUAL(b.p[b.len - 1], '\n');
+	buf_free(&b);
+}
+
+static void
+test_render_values(void)
+{
+	struct metrics_snapshot	 s;
+	struct buf		 b;
+
+	memset(&s, 0, sizeof(s));
+	s.requests[MO_CREATED] = 3;
+	s.requests[MO_REPLAYED] = 1;
+	s.requests[MO_BAD_REQUEST] = 12345678901ULL;
+	s.attempts = 7;
+	s.duration_buckets[0] = 2;	/* <= 1 ms */
+	s.duration_buckets[3] = 1;	/* <= 10 ms */
+	s.duration_buckets[METRICS_BUCKETS] = 4;	/* > 10 s */
+	s.duration_sum_us = 41234567;
+	s.db_errors[MDB_DUPLICATE] = 5;
+	s.db_errors[MDB_TRANSIENT] = 2;
+	s.worker_starts = 9;
+	s.worker_crashes = 1;
+	s.worker_recycles = 4;
+	s.in_flight = 1;
+	CU_ASSERT_EQUAL(render(&s, &b), BUF_OK);
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_requests_total{outcome=\"created\"} 3"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_requests_total{outcome=\"replayed\"} 1"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_requests_total{outcome=\"bad_request\"} 12345678901"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_attempts_total 7"));
+	/* Buckets are cumulative and +Inf equals the count. */
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_bucket{le=\"0.001\"} 2"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_bucket{le=\"0.005\"} 2"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_bucket{le=\"0.01\"} 3"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_bucket{le=\"10\"} 3"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_bucket{le=\"+Inf\"} 7"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_count 7"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_request_duration_seconds_sum 41.234567"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_db_errors_total{class=\"duplicate\"} 5"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_db_errors_total{class=\"transient\"} 2"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_db_errors_total{class=\"fatal\"} 0"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_db_errors_total{class=\"outcome-unknown\"} 0"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_db_errors_total{class=\"unavailable\"} 0"));
+	CU_ASSERT_TRUE(has_line(&b,
+	    "idemorders_db_errors_total{class=\"other\"} 0"));
+	CU_ASSERT_EQUAL(count_lines(&b, "idemorders_db_errors_total{"),
+	    MDB_COUNT);
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_worker_starts_total 9"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_worker_crashes_total 1"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_worker_recycles_total 4"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_requests_in_flight 1"));
+	buf_free(&b);
+}
+
+static void
+test_render_cap(void)
+{
+	struct metrics_snapshot	 s;
+	struct buf		 b;
+
+	memset(&s, 0, sizeof(s));
+	buf_init(&b, 100);
+	CU_ASSERT_EQUAL(metrics_render(&s, &b), BUF_TOO_BIG);
+	buf_free(&b);
+}
+
+static void
+test_outcome_of(void)
+{
+	static const struct {
+		int			 status;
+		const char		*word;
+		enum metrics_outcome	 want;
+	} cases[] = {
+		{ 201, "created", MO_CREATED },
+		{ 201, "replayed", MO_REPLAYED },
+		{ 201, "recovered", MO_RECOVERED },
+		{ 409, "conflict", MO_CONFLICT },
+		{ 422, "conflict", MO_CONFLICT },
+		{ 410, "expired", MO_EXPIRED },
+		{ 422, "rejected", MO_REJECTED },
+		{ 409, "out_of_stock", MO_OUT_OF_STOCK },
+		{ 409, "in_progress", MO_IN_PROGRESS },
+		{ 409, "unconfirmed", MO_UNCONFIRMED },
+		{ 503, "retry_limit", MO_RETRY_LIMIT },
+		{ 503, "deadline", MO_DEADLINE },
+		{ 0, "dropped", MO_DROPPED },
+		{ 200, "ok", MO_OK },
+		{ 400, "error", MO_BAD_REQUEST },
+		{ 413, "error", MO_BAD_REQUEST },
+		{ 415, "error", MO_BAD_REQUEST },
+		{ 401, "error", MO_UNAUTHENTICATED },
+		{ 403, "error", MO_FORBIDDEN },
+		{ 404, "error", MO_NOT_FOUND },
+		{ 405, "error", MO_METHOD_NOT_ALLOWED },
+		{ 503, "error", MO_UNAVAILABLE },
+		{ 500, "error", MO_INTERNAL_ERROR },
+		{ 200, "error", MO_OTHER },
+		{ 200, NULL, MO_OTHER },
+		{ 200, "something-new", MO_OTHER },
+		{ 503, "unavailable", MO_UNAVAILABLE },
+		{ 500, "internal_error", MO_INTERNAL_ERROR },
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CU_ASSERT_EQUAL(metrics_outcome_of(cases[i].status,
+		    cases[i].word), cases[i].want);
+		if (metrics_outcome_of(cases[i].status, cases[i].word) !=
+		    cases[i].want)
+			fprintf(stderr, "outcome case %zu: %d %s\n", i,
+			    cases[i].status, cases[i].word ? cases[i].word :
+			    "NULL");
+	}
+}
+
+static void
+test_bucket_of(void)
+{
+	CU_ASSERT_EQUAL(metrics_bucket_of(0), 0);
+	CU_ASSERT_EQUAL(metrics_bucket_of(0.001), 0);	/* le: inclusive */
+	CU_ASSERT_EQUAL(metrics_bucket_of(0.0011), 1);
+	CU_ASSERT_EQUAL(metrics_bucket_of(0.3), 8);
+	CU_ASSERT_EQUAL(metrics_bucket_of(10), METRICS_BUCKETS - 1);
+	CU_ASSERT_EQUAL(metrics_bucket_of(10.5), METRICS_BUCKETS);
+}
+
+static void
+test_loopback(void)
+{
+	CU_ASSERT_TRUE(metrics_peer_is_loopback("127.0.0.1"));
+	CU_ASSERT_TRUE(metrics_peer_is_loopback("127.3.2.1"));
+	CU_ASSERT_TRUE(metrics_peer_is_loopback("::1"));
+	CU_ASSERT_TRUE(metrics_peer_is_loopback("::ffff:127.0.0.1"));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback("128.0.0.1"));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback("192.0.2.7"));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback("::2"));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback("::ffff:10.0.0.1"));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback("localhost"));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback("127.0.0.1 "));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback(""));
+	CU_ASSERT_FALSE(metrics_peer_is_loopback(NULL));
+}
+
+/*
+ * The hooks against a real shared mapping: a forked child's counts are
+ * seen by the parent, and what a dead child left in flight is taken
+ * back when it is reaped.
+ */
+static void
+test_shared_counts(void)
+{
+	struct metrics_snapshot	 a, b;
+	pid_t			 pid;
+	int			 status;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_init(), 0);
+	metrics_snapshot(&a);
+	metrics_worker_started();
+	pid = fork();
+	CU_ASSERT_TRUE_FATAL(pid != -1);
+	if (pid == 0) {
+		metrics_request_begin();
+		metrics_request_end(201, "created", 2, 3.5);
+		metrics_request_begin();
+		metrics_request_end(400, "error", 0, 0.2);
+		metrics_db_error(DB_DUPLICATE);
+		metrics_db_error(DB_TRANSIENT);
+		metrics_db_error(DB_UNAVAILABLE);
+		metrics_db_error(DB_ERROR);
+		metrics_db_error(DB_OK);
+		metrics_db_error(-99);
+		metrics_request_begin();	/* dies with one in flight */
+		_exit(7);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	metrics_snapshot(&b);
+	CU_ASSERT_EQUAL(b.in_flight - a.in_flight, 1);
+	metrics_worker_exited(pid, 0);
+	metrics_snapshot(&b);
+	CU_ASSERT_EQUAL(b.in_flight, a.in_flight);
+	CU_ASSERT_EQUAL(b.worker_starts - a.worker_starts, 1);
+	CU_ASSERT_EQUAL(b.worker_crashes - a.worker_crashes, 1);
+	CU_ASSERT_EQUAL(b.worker_recycles, a.worker_recycles);
+	CU_ASSERT_EQUAL(b.requests[MO_CREATED] - a.requests[MO_CREATED], 1);
+	CU_ASSERT_EQUAL(b.requests[MO_BAD_REQUEST] -
+	    a.requests[MO_BAD_REQUEST], 1);
+	CU_ASSERT_EQUAL(b.attempts - a.attempts, 2);
+	CU_ASSERT_EQUAL(b.duration_buckets[0] - a.duration_buckets[0], 1);
+	CU_ASSERT_EQUAL(b.duration_buckets[1] - a.duration_buckets[1], 0);
+	CU_ASSERT_EQUAL(b.duration_buckets[2] - a.duration_buckets[2], 1);
+	CU_ASSERT_EQUAL(b.duration_sum_us - a.duration_sum_us, 3700);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_DUPLICATE] -
+	    a.db_errors[MDB_DUPLICATE], 1);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_TRANSIENT] -
+	    a.db_errors[MDB_TRANSIENT], 1);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_OTHER] - a.db_errors[MDB_OTHER], 1);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_UNAVAILABLE] -
+	    a.db_errors[MDB_UNAVAILABLE], 1);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_FATAL] - a.db_errors[MDB_FATAL], 1);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_LOST], a.db_errors[MDB_LOST]);
+	CU_ASSERT_EQUAL(b.db_errors[MDB_UNKNOWN], a.db_errors[MDB_UNKNOWN]);
+
+	/* A clean exit is a recycle. */
+	pid = fork();
+	CU_ASSERT_TRUE_FATAL(pid != -1);
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	metrics_worker_exited(pid, 1);
+	metrics_snapshot(&a);
+	CU_ASSERT_EQUAL(a.worker_recycles - b.worker_recycles, 1);
+	CU_ASSERT_EQUAL(a.worker_crashes, b.worker_crashes);
+}
+
+static void
+test_conf_key(void)
+{
+	struct conf	 c;
+	char		 err[256];
+	const char	*on = "metrics = on\n", *off = "metrics = off\n";
+	const char	*bad = "metrics = yes\n";
+
+	conf_defaults(&c);
+	CU_ASSERT_EQUAL(c.metrics, 0);
+	CU_ASSERT_EQUAL(conf_parse(&c, "t.conf", on, strlen(on), err,
+	    sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.metrics, 1);
+	CU_ASSERT_EQUAL(conf_parse(&c, "t.conf", off, strlen(off), err,
+	    sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.metrics, 0);
+	CU_ASSERT_EQUAL(conf_parse(&c, "t.conf", bad, strlen(bad), err,
+	    sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "metrics must be on or off"));
+	conf_clear(&c);
+}
+
+int
+test_metrics_register(void)
+{
+	CU_pSuite	 s;
+
+	s = CU_add_suite("metrics", NULL, NULL);
+	if (s == NULL ||
+	    CU_add_test(s, "render zeros", test_render_zero) == NULL ||
+	    CU_add_test(s, "render values", test_render_values) == NULL ||
+	    CU_add_test(s, "render cap", test_render_cap) == NULL ||
+	    CU_add_test(s, "outcome labels", test_outcome_of) == NULL ||
+	    CU_add_test(s, "duration buckets", test_bucket_of) == NULL ||
+	    CU_add_test(s, "loopback peers", test_loopback) == NULL ||
+	    CU_add_test(s, "shared counts", test_shared_counts) == NULL ||
+	    CU_add_test(s, "conf key", test_conf_key) == NULL)
+		return -1;
+	return 0;
+}
