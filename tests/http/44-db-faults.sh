@@ -9,7 +9,7 @@
 #    (conflict_read=sleep parks the worker, then the proxy cuts after
 #    20 bytes of the answer): the same order replayed, or 503;
 #  - (cuts at growing byte offsets inside the transaction, the stock-lock
-#    result among them: tests/faults/db-cut-sweep.sh;)
+#    result among them: tests/http/48-db-cut-sweep.sh;)
 #  - the answer to COMMIT lost (committed, then cut): 201 from the ledger;
 #    COMMIT itself lost (never reached the server): 201, 409 unconfirmed
 #    or 503;

@@ -7,11 +7,6 @@
 # most one order per key, stock conserved on both lines, the ledger row
 # SUCCEEDED exactly when there is an order), and the same key afterwards
 # creates exactly one order or replays it.
-#
-# Not yet in `tools/dev test` (tests/http): a connection lost while a
-# batch's results stream is still answered 500 (see README, "Database
-# faults in the tests").  Run it with
-#     tools/dev test tests/faults/db-cut-sweep.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 . "$(dirname -- "$0")/../lib/dbfaults.sh"
