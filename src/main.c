@@ -12,6 +12,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "migrate.h"
+#include "stock_admin.h"
 #include "supervisor.h"
 #include "worker.h"
 
@@ -34,6 +35,13 @@ usage(FILE *fp)
 	    "                 report every breach of the exactly-once "
 	    "invariants\n"
 	    "                 (exit 0 clean, 1 breaches, 2 error)\n"
+	    "  stock set SKU CURRENCY UNIT_PRICE AVAILABLE\n"
+	    "  stock list\n"
+	    "  stock import FILE.csv\n"
+	    "                 create, replace or list stock rows (CSV: "
+	    "sku,currency,\n"
+	    "                 unit_price,available; an import is one "
+	    "transaction)\n"
 	    "\n"
 	    "options:\n"
 	    "  -c FILE        configuration file (default %s)\n"
@@ -118,7 +126,13 @@ main(int argc, char *argv[])
 	}
 	if (cmd == NULL && optind < argc)
 		cmd = argv[optind++];
-	if (cmd == NULL || optind != argc) {
+	if (cmd != NULL && strcmp(cmd, "stock") == 0) {
+		if (optind >= argc ||
+		    stock_admin_argc(argv[optind]) != argc - optind - 1) {
+			usage(stderr);
+			return 2;
+		}
+	} else if (cmd == NULL || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -156,6 +170,9 @@ main(int argc, char *argv[])
 			rc = 0;
 		}
 		db_disconnect(&db);
+	} else if (strcmp(cmd, "stock") == 0) {
+		rc = stock_admin_run(conf, argc - optind, argv + optind,
+		    stdout) == 0 ? 0 : 1;
 	} else if (strcmp(cmd, "expire") == 0) {
 		if (expire_run(conf, batch ? batch : conf->expire_batch,
 		    dry_run, &st) == 0) {
