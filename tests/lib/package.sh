@@ -1,0 +1,248 @@
+# tests/lib/package.sh -- the Debian package on this machine, for the
+# package test scripts.  Sourced after tests/lib/http.sh.
+# shellcheck shell=bash
+#
+# The package is built from a copy of the tree under /var/tmp (never in
+# the repository), installed with dpkg, pointed at a database of its own
+# on the test stack's MariaDB, and served through lighttpd and Apache
+# started from the installed conf-available snippets on ports of their
+# own (18090/18091 + IDEMORDERS_PORT_OFFSET).  Everything is stopped by
+# pid and the package purged by pkg_cleanup.
+#
+#   pkg_lock                  one package test on the machine at a time
+#   pkg_build                 dpkg-buildpackage -us -uc -b; sets PKG_DEB
+#   pkg_lintian               lintian; fails on any E: line
+#   pkg_install               dpkg -i (apt-get -f install for missing deps)
+#   pkg_use_test_db           database PKG_DB on the stack, config pointed at it
+#   pkg_serve [ARGS]          /usr/sbin/idemorders serve, as the package runs it
+#   pkg_lighttpd | pkg_apache web servers from the installed snippets
+#   pkg_cleanup               stop all, purge, drop PKG_DB (trap EXIT)
+
+PKG_OFF=${IDEMORDERS_PORT_OFFSET:-0}
+PKG_LIGHTTPD_PORT=$((18090 + PKG_OFF))
+PKG_APACHE_PORT=$((18091 + PKG_OFF))
+PKG_LIGHTTPD_URL=http://127.0.0.1:$PKG_LIGHTTPD_PORT
+PKG_APACHE_URL=http://127.0.0.1:$PKG_APACHE_PORT
+PKG_HASH=$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
+PKG_WORK=/var/tmp/idemorders-package-$PKG_HASH
+# World-traversable: lighttpd and Apache children (www-data) write here.
+PKG_RUN=/run/idemorders-package-$PKG_HASH
+PKG_DB=idemorders_pkg
+PKG_CONF=/etc/idemorders/idemorders.conf
+PKG_SOCK=/run/idemorders/idemorders.sock
+PKG_HTPASSWD=/etc/idemorders/htpasswd
+PKG_PIDS=()
+
+pkg_lock() {
+	exec 8>/var/lock/idemorders-package-test.lock
+	if ! flock -w 900 8; then
+		fail "package lock" "another package test holds /var/lock/idemorders-package-test.lock"
+		finish
+	fi
+}
+
+# Copy the tree (tracked and new files, as git sees them; the whole tree
+# without var/ when it is not a git checkout) and build the binary package.
+pkg_build() {
+	local src=$PKG_WORK/src
+	rm -rf "$PKG_WORK"
+	mkdir -p "$src"
+	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$REPO" ls-files -co --exclude-standard -z |
+		    rsync -a --from0 --files-from=- "$REPO/" "$src/"
+	else
+		rsync -a --exclude=/var/ "$REPO/" "$src/"
+	fi
+	if (cd "$src" && DEB_BUILD_OPTIONS=parallel=2 \
+	    dpkg-buildpackage -us -uc -b) >"$PKG_WORK/build.log" 2>&1 9>&- 8>&-; then
+		ok "dpkg-buildpackage -us -uc -b (in $src)"
+	else
+		fail "dpkg-buildpackage" "$(tail -n 15 "$PKG_WORK/build.log" | tr '\n' ' ')"
+		return 1
+	fi
+	PKG_DEB=$(ls "$PKG_WORK"/idemorders_*.deb 2>/dev/null | head -n 1)
+	[[ -n $PKG_DEB ]] && ok "built $(basename -- "$PKG_DEB")" ||
+	    { fail "dpkg-buildpackage" "no idemorders_*.deb"; return 1; }
+}
+
+pkg_lintian() {
+	local out
+	out=$(lintian "$PKG_WORK"/idemorders_*.changes 2>&1 | grep -v 'running with root privileges')
+	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/       lintian: /'
+	if grep -q '^E:' <<<"$out"; then
+		fail "lintian" "errors: $(grep '^E:' <<<"$out" | tr '\n' ' ')"
+	else
+		ok "lintian: no errors ($(grep -c '^W:' <<<"$out") warnings)"
+	fi
+}
+
+pkg_install() {
+	dpkg --purge idemorders >/dev/null 2>&1
+	if DEBIAN_FRONTEND=noninteractive dpkg -i "$PKG_DEB" >"$PKG_WORK/install.log" 2>&1; then
+		ok "dpkg -i $(basename -- "$PKG_DEB")"
+	elif DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q >>"$PKG_WORK/install.log" 2>&1 &&
+	    dpkg-query -W -f='${Status}' idemorders 2>/dev/null | grep -q 'install ok installed'; then
+		ok "dpkg -i, then apt-get -f install for its dependencies"
+	else
+		fail "dpkg -i" "$(tail -n 10 "$PKG_WORK/install.log" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# set_key KEY VALUE: set KEY in the installed config (keeps its mode).
+pkg_set_key() {
+	if grep -q "^#\?$1 = " "$PKG_CONF"; then
+		sed -i "s|^#\?$1 = .*|$1 = $2|" "$PKG_CONF"
+	else
+		printf '%s = %s\n' "$1" "$2" >>"$PKG_CONF"
+	fi
+}
+
+# The package's own database on the stack's MariaDB, its password in
+# db_password_file, and the installed config pointed at both.
+pkg_use_test_db() {
+	sql "DROP DATABASE IF EXISTS $PKG_DB" >/dev/null
+	"$DEV" sql "CREATE DATABASE $PKG_DB CHARACTER SET utf8mb4" >/dev/null &&
+	    "$DEV" sql "GRANT ALL PRIVILEGES ON $PKG_DB.* TO 'idemorders'@'localhost'" >/dev/null ||
+	    { fail "package database" "cannot create $PKG_DB"; return 1; }
+	install -m 0640 -o root -g idemorders /dev/null /etc/idemorders/db-password
+	echo idemorders-dev >/etc/idemorders/db-password
+	pkg_set_key db_socket "$RUNDIR/mysqld.sock"
+	pkg_set_key db_name "$PKG_DB"
+	pkg_set_key db_user idemorders
+	pkg_set_key db_password_file /etc/idemorders/db-password
+}
+
+# htpasswd as the snippets document it: root:www-data 0640.
+pkg_htpasswd() {
+	htpasswd -cbB -C 5 "$PKG_HTPASSWD" alice alice-secret 2>/dev/null
+	htpasswd -bB -C 5 "$PKG_HTPASSWD" bob bob-secret 2>/dev/null
+	chgrp www-data "$PKG_HTPASSWD"
+	chmod 0640 "$PKG_HTPASSWD"
+}
+
+# wait_for COMMAND...: up to 15 s.
+pkg_wait() {
+	local i
+	for ((i = 0; i < 150; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# pkg_serve [COMMAND PREFIX...]: start `idemorders serve` with the
+# installed config, as root (it drops to user/group when the config has
+# them), in the background; its pid is appended to PKG_PIDS.
+pkg_serve() {
+	rm -f "$PKG_SOCK"
+	setsid "$@" /usr/sbin/idemorders serve -c "$PKG_CONF" </dev/null \
+	    >>"$PKG_RUN/serve.log" 2>&1 9>&- 8>&- &
+	PKG_SERVE_PID=$!
+	PKG_PIDS+=("$PKG_SERVE_PID")
+	if pkg_wait test -S "$PKG_SOCK"; then
+		ok "idemorders serve (pid $PKG_SERVE_PID) listens on $PKG_SOCK"
+	else
+		fail "idemorders serve" "no socket; log: $(tail -n 5 "$PKG_RUN/serve.log" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# lighttpd as Debian's lighttpd.conf would run the snippet once
+# lighty-enable-mod idemorders linked it and its dependencies.
+pkg_lighttpd() {
+	local deps d
+	install -d -m 0755 "$PKG_RUN" "$PKG_RUN/htdocs"
+	install -d -m 0755 -o www-data -g www-data "$PKG_RUN/log"
+	deps=$(sed -n 's/^# -\*- depends: \(.*\) -\*-$/\1/p' \
+	    /etc/lighttpd/conf-available/50-idemorders.conf | tr -d ' ' | tr ',' ' ')
+	{
+		echo 'server.modules = ( "mod_access", "mod_accesslog" )'
+		echo "server.bind = \"127.0.0.1\""
+		echo "server.port = $PKG_LIGHTTPD_PORT"
+		echo "server.document-root = \"$PKG_RUN/htdocs\""
+		echo "server.pid-file = \"$PKG_RUN/lighttpd.pid\""
+		echo "server.errorlog = \"$PKG_RUN/log/lighttpd-error.log\""
+		echo 'server.username = "www-data"'
+		echo 'server.groupname = "www-data"'
+		for d in $deps; do
+			d=$(ls /etc/lighttpd/conf-available/[0-9][0-9]-"$d".conf | head -n 1)
+			echo "include \"$d\""
+		done
+		echo 'include "/etc/lighttpd/conf-available/50-idemorders.conf"'
+	} >"$PKG_RUN/lighttpd.conf"
+	[[ $deps == "auth fastcgi" ]] && ok "lighttpd snippet depends on: $deps" ||
+	    fail "lighttpd snippet depends line" "'$deps'"
+	if ! lighttpd -tt -f "$PKG_RUN/lighttpd.conf" >"$PKG_RUN/lighttpd-check.log" 2>&1; then
+		fail "lighttpd -tt with 50-idemorders.conf" "$(tr '\n' ' ' <"$PKG_RUN/lighttpd-check.log")"
+		return 1
+	fi
+	rm -f "$PKG_RUN/lighttpd.pid"
+	lighttpd -f "$PKG_RUN/lighttpd.conf" </dev/null >"$PKG_RUN/lighttpd.out" 2>&1 9>&- 8>&-
+	if pkg_wait test -s "$PKG_RUN/lighttpd.pid"; then
+		PKG_PIDS+=("$(cat "$PKG_RUN/lighttpd.pid")")
+		ok "lighttpd from the installed snippet on $PKG_LIGHTTPD_URL"
+	else
+		fail "lighttpd" "did not start: $(tr '\n' ' ' <"$PKG_RUN/lighttpd.out")"
+		return 1
+	fi
+}
+
+# Apache as Debian's apache2.conf would run it after a2enmod proxy_fcgi
+# auth_basic authn_file and a2enconf idemorders.
+pkg_apache() {
+	local m conf=$PKG_RUN/apache2.conf
+	install -d -m 0755 "$PKG_RUN" "$PKG_RUN/htdocs" "$PKG_RUN/apache"
+	{
+		echo "ServerRoot \"$PKG_RUN/apache\""
+		echo "ServerName 127.0.0.1"
+		echo "Listen 127.0.0.1:$PKG_APACHE_PORT"
+		for m in mpm_event authn_core authn_file authz_core authz_host \
+		    authz_user auth_basic proxy proxy_fcgi; do
+			echo "LoadModule ${m}_module /usr/lib/apache2/modules/mod_$m.so"
+		done
+		echo "User www-data"
+		echo "Group www-data"
+		echo "PidFile \"$PKG_RUN/apache/apache2.pid\""
+		echo "DefaultRuntimeDir \"$PKG_RUN/apache\""
+		echo "Mutex file:$PKG_RUN/apache default"
+		echo "ErrorLog \"$PKG_RUN/apache/error.log\""
+		echo "DocumentRoot \"$PKG_RUN/htdocs\""
+		echo 'Include /etc/apache2/conf-available/idemorders.conf'
+	} >"$conf"
+	if ! apache2 -d "$PKG_RUN/apache" -f "$conf" -t >"$PKG_RUN/apache-check.log" 2>&1; then
+		fail "apache2 -t with conf-available/idemorders.conf" "$(tr '\n' ' ' <"$PKG_RUN/apache-check.log")"
+		return 1
+	fi
+	rm -f "$PKG_RUN/apache/apache2.pid"
+	apache2 -d "$PKG_RUN/apache" -f "$conf" -k start </dev/null >"$PKG_RUN/apache.out" 2>&1 9>&- 8>&-
+	if pkg_wait test -s "$PKG_RUN/apache/apache2.pid"; then
+		PKG_PIDS+=("$(cat "$PKG_RUN/apache/apache2.pid")")
+		ok "apache2 from the installed conf-available snippet on $PKG_APACHE_URL"
+	else
+		fail "apache2" "did not start: $(tr '\n' ' ' <"$PKG_RUN/apache.out") $(tail -n 3 "$PKG_RUN/apache/error.log" 2>/dev/null)"
+		return 1
+	fi
+}
+
+# Stop what we started, by pid, newest first.
+pkg_stop_all() {
+	local i pid
+	for ((i = ${#PKG_PIDS[@]} - 1; i >= 0; i--)); do
+		pid=${PKG_PIDS[i]}
+		kill -TERM "$pid" 2>/dev/null || continue
+		pkg_wait sh -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null
+	done
+	PKG_PIDS=()
+}
+
+# On exit: stop everything, purge the package if it is still there,
+# drop the package's database, remove the build.
+pkg_cleanup() {
+	pkg_stop_all
+	if dpkg-query -W -f='${Status}' idemorders 2>/dev/null | grep -q installed; then
+		dpkg --purge idemorders >/dev/null 2>&1
+	fi
+	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_DB" >/dev/null 2>&1
+	rm -rf "$PKG_RUN" "$PKG_WORK" "$T_TMP"
+}
