@@ -15,8 +15,9 @@
 #    through Apache (conf-available/idemorders.conf): 401 without a user,
 #    201, then the same bytes with Idempotent-Replayed: true;
 #  - dpkg --purge leaves nothing: no file of the package, no config, no
-#    user or group, no /run/idemorders, no enabled unit; the database and
-#    its order stay.
+#    user or group (a user idemorders that was there before the package,
+#    such as the test stack's, stays), no /run/idemorders, no enabled
+#    unit; the database and its orders stay.
 # Takes about a minute, most of it dpkg-buildpackage.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
@@ -47,6 +48,9 @@ fi
 pkg_lintian
 
 # --- install ---------------------------------------------------------------------
+# A user idemorders made by someone else (the test stack runs its pool as
+# one) must survive install and purge; one made by postinst must go.
+PRE_USER=$(getent passwd idemorders)
 pkg_install || finish
 grep -q "cannot be reached yet" "$PKG_WORK/install.log" &&
     ok "postinst without a database: says what to do, install succeeds" ||
@@ -69,6 +73,14 @@ uid=$(id -u idemorders 2>/dev/null)
     fail "user idemorders" "$(id idemorders 2>&1)"
 [[ $(getent passwd idemorders | cut -d: -f7) == */nologin ]] &&
     ok "idemorders has no login shell" || fail "idemorders shell" "$(getent passwd idemorders)"
+if [[ -n $PRE_USER ]]; then
+	[[ $(getent passwd idemorders) == "$PRE_USER" ]] &&
+	    ok "the user idemorders that was there is left as it was" ||
+	    fail "existing user" "changed: '$PRE_USER' -> '$(getent passwd idemorders)'"
+else
+	[[ $(getent passwd idemorders | cut -d: -f5) == "idemorders FastCGI service"* ]] &&
+	    ok "postinst made the user idemorders" || fail "new user" "$(getent passwd idemorders)"
+fi
 [[ -d /run/idemorders && $(stat -c '%U %a' /run/idemorders) == "idemorders 755" ]] &&
     ok "/run/idemorders made (idemorders, 0755)" || fail "/run/idemorders" "$(stat -c '%U %a' /run/idemorders 2>&1)"
 [[ $(man -w idemorders 2>/dev/null) == /usr/share/man/man8/idemorders.8.gz &&
@@ -162,10 +174,16 @@ while read -r f; do
 done <"$T_TMP/files"
 [[ -z $left ]] && ok "no file of the package is left ($(wc -l <"$T_TMP/files") listed)" ||
     fail "files left after purge" "$left"
-getent passwd idemorders >/dev/null && fail "purge" "user idemorders is still there" ||
-    ok "user idemorders removed"
-getent group idemorders >/dev/null && fail "purge" "group idemorders is still there" ||
-    ok "group idemorders removed"
+if [[ -n $PRE_USER ]]; then
+	[[ $(getent passwd idemorders) == "$PRE_USER" ]] &&
+	    ok "purge keeps the user idemorders it did not make" ||
+	    fail "purge" "the user idemorders that was there before changed: '$(getent passwd idemorders)'"
+else
+	getent passwd idemorders >/dev/null && fail "purge" "user idemorders is still there" ||
+	    ok "user idemorders removed"
+	getent group idemorders >/dev/null && fail "purge" "group idemorders is still there" ||
+	    ok "group idemorders removed"
+fi
 for d in /etc/idemorders /run/idemorders; do
 	[[ -e $d ]] && fail "purge" "$d is still there: $(ls -A "$d" | tr '\n' ' ')" || ok "$d removed"
 done
