@@ -16,5 +16,6 @@ int	test_json_strict_register(void);
 int	test_order_input_register(void);
 int	test_fingerprint_register(void);
 int	test_metrics_register(void);
+int	test_stock_admin_register(void);
 
 #endif

@@ -9,7 +9,8 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	php-cli php-curl phpunit nodejs
 	galera-4 rsync socat
 	clang-14 libfuzzer-14-dev libclang-rt-14-dev
-	python3-prometheus-client)
+	python3-prometheus-client
+	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db)
 
 DB_NAME=idemorders
 DB_USER=idemorders
