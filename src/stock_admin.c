@@ -14,8 +14,9 @@
  * error too), then writes every row in one transaction, in SKU order,
  * the order in which order transactions lock stock rows.  Any error
  * rolls everything back: the file's rows are all written or none is.
- * SKUs that the file does not name are left alone.  A deadlock or lock
- * wait timeout retries the whole transaction a few times.
+ * SKUs that the file does not name are left alone.  A deadlock, a lock
+ * wait timeout or a lost connection retries the whole transaction a
+ * few times.
  */
 #include "config.h"
 
@@ -313,13 +314,9 @@ write_rows(struct db *db, const struct stock_row *rows, size_t n,
 
 	memset(cnt, 0, sizeof(*cnt));
 	*failed_line = n > 0 ? rows[0].line : 0;
-	st = mysql_stmt_init(db->my);
-	if (st == NULL)
-		return db_error(db);
-	if (mysql_stmt_prepare(st, q_upsert, sizeof(q_upsert) - 1) != 0) {
-		rc = db_stmt_error(db, st);
-		goto out;
-	}
+	rc = db_stmt_prepare(db, q_upsert, sizeof(q_upsert) - 1, &st);
+	if (rc != DB_OK)
+		return rc;
 	for (i = 0; i < n; i++) {
 		*failed_line = rows[i].line;
 		price = rows[i].unit_price;
@@ -343,35 +340,41 @@ write_rows(struct db *db, const struct stock_row *rows, size_t n,
 	rc = db_commit(db);
 out:
 	mysql_stmt_close(st);
-	if (rc != DB_OK && db->my != NULL)
+	if (rc != DB_OK)
 		db_rollback(db);
 	return rc;
 }
 
-/* Connect, then write rows with retries of transient errors. */
+/*
+ * Connect, then write rows.  Every row sets absolute values, so writing
+ * them again is harmless: a deadlock, a lost connection or a COMMIT
+ * whose answer was lost is retried a few times.
+ */
 static int
 store_rows(const struct conf *conf, const char *what,
     const struct stock_row *rows, size_t n, struct stock_counts *cnt)
 {
 	struct db	 db;
-	long		 line;
+	long		 line = 0;
 	int		 attempt, rc = DB_ERROR;
 
 	db_init(&db, conf);
 	for (attempt = 1; attempt <= STOCK_ATTEMPTS; attempt++) {
 		rc = db_ensure(&db);
-		if (rc != DB_OK) {
-			fprintf(stderr, "idemorders: database: %s\n",
-			    db.last_error);
-			break;
-		}
-		rc = write_rows(&db, rows, n, cnt, &line);
+		if (rc == DB_OK)
+			rc = write_rows(&db, rows, n, cnt, &line);
 		if (rc == DB_OK)
 			break;
-		if (rc != DB_TRANSIENT || attempt == STOCK_ATTEMPTS) {
+		if ((rc != DB_TRANSIENT && rc != DB_LOST && rc != DB_UNKNOWN) ||
+		    attempt == STOCK_ATTEMPTS) {
 			if (line > 0)
 				fprintf(stderr, "idemorders: %s:%ld: database: "
 				    "%s (nothing written)\n", what, line,
+				    db.last_error);
+			else if (rc == DB_UNKNOWN)
+				fprintf(stderr, "idemorders: %s: database: %s "
+				    "(the commit's outcome is unknown: run it "
+				    "again, or look with stock list)\n", what,
 				    db.last_error);
 			else
 				fprintf(stderr, "idemorders: %s: database: %s "
@@ -439,28 +442,20 @@ cmd_list(const struct conf *conf, FILE *out)
 	int		 rc = -1, f;
 
 	db_init(&db, conf);
-	if (db_connect(&db) != DB_OK) {
-		fprintf(stderr, "idemorders: database: %s\n", db.last_error);
-		goto out;
-	}
-	st = mysql_stmt_init(db.my);
-	if (st == NULL) {
-		fprintf(stderr, "idemorders: out of memory\n");
-		goto out;
-	}
-	if (mysql_stmt_prepare(st, q_list, sizeof(q_list) - 1) != 0 ||
+	if (db_connect(&db) != DB_OK ||
+	    db_stmt_prepare(&db, q_list, sizeof(q_list) - 1, &st) != DB_OK ||
 	    db_execute(&db, st, NULL) != DB_OK) {
-		fprintf(stderr, "idemorders: stock list: %s\n",
-		    mysql_stmt_error(st));
+		fprintf(stderr, "idemorders: stock list: database: %s\n",
+		    db.last_error);
 		goto out;
 	}
 	db_bind_out_str(&r[0], sku, sizeof(sku), &sku_len, &sku_null);
 	db_bind_out_str(&r[1], cur, sizeof(cur), &cur_len, &cur_null);
 	db_bind_i64(&r[2], &price);
 	db_bind_i64(&r[3], &avail);
-	if (mysql_stmt_bind_result(st, r) != 0) {
-		fprintf(stderr, "idemorders: stock list: %s\n",
-		    mysql_stmt_error(st));
+	if (db_bind_result(&db, st, r) != DB_OK) {
+		fprintf(stderr, "idemorders: stock list: database: %s\n",
+		    db.last_error);
 		goto out;
 	}
 	fprintf(out, "%s\n", csv_header);
@@ -472,8 +467,8 @@ cmd_list(const struct conf *conf, FILE *out)
 		    (int)cur_len, cur, price, avail);
 	}
 	if (f != 0) {
-		fprintf(stderr, "idemorders: stock list: %s\n",
-		    mysql_stmt_error(st));
+		fprintf(stderr, "idemorders: stock list: database: %s\n",
+		    db.last_error);
 		goto out;
 	}
 	if (fflush(out) != 0) {
@@ -485,7 +480,7 @@ cmd_list(const struct conf *conf, FILE *out)
 out:
 	if (st != NULL)
 		mysql_stmt_close(st);
-	db_end_read(&db);
+	db_rollback(&db);
 	db_disconnect(&db);
 	return rc;
 }
