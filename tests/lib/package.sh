@@ -189,7 +189,8 @@ pkg_lighttpd() {
 }
 
 # Apache as Debian's apache2.conf would run it after a2enmod proxy_fcgi
-# auth_basic authn_file and a2enconf idemorders.
+# auth_basic authn_file and a2enconf idemorders, with a default virtual
+# host that answers every request.
 pkg_apache() {
 	local m conf=$PKG_RUN/apache2.conf
 	install -d -m 0755 "$PKG_RUN" "$PKG_RUN/htdocs" "$PKG_RUN/apache"
@@ -209,6 +210,12 @@ pkg_apache() {
 		echo "ErrorLog \"$PKG_RUN/apache/error.log\""
 		echo "DocumentRoot \"$PKG_RUN/htdocs\""
 		echo 'Include /etc/apache2/conf-available/idemorders.conf'
+		# Like Debian's 000-default.conf: the snippet is global, so the
+		# virtual hosts inherit /orders.
+		echo "<VirtualHost *:$PKG_APACHE_PORT>"
+		echo "	ServerName localhost"
+		echo "	DocumentRoot \"$PKG_RUN/htdocs\""
+		echo "</VirtualHost>"
 	} >"$conf"
 	if ! apache2 -d "$PKG_RUN/apache" -f "$conf" -t >"$PKG_RUN/apache-check.log" 2>&1; then
 		fail "apache2 -t with conf-available/idemorders.conf" "$(tr '\n' ' ' <"$PKG_RUN/apache-check.log")"
