@@ -232,6 +232,82 @@ pkg_apache() {
 	fi
 }
 
+# The installed package under systemd-socket-activate, as idemorders.socket
+# starts it, answering through the lighttpd of pkg_lighttpd (started
+# before or after: it connects on the first request), with a notify
+# socket that records the master's sd_notify messages.  Stops serve at
+# the end.  Needs the package installed, its database, stock A-10 and
+# user/group in the config.
+pkg_activation_checks() {
+	local key first kid order
+	order='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
+	# The notify socket: every datagram the master sends.
+	PKG_NOTIFY=$PKG_RUN/notify.sock
+	rm -f "$PKG_NOTIFY" "$PKG_RUN/notify.log"
+	socat -u UNIX-RECV:"$PKG_NOTIFY" OPEN:"$PKG_RUN/notify.log",creat,append \
+	    9>&- 8>&- &
+	PKG_PIDS+=("$!")
+	pkg_wait test -S "$PKG_NOTIFY" ||
+	    { fail "notify socket" "socat did not start"; return 1; }
+	chmod 0666 "$PKG_NOTIFY"
+
+	# systemd-socket-activate passes only the variables named with -E.
+	rm -f "$PKG_SOCK"
+	setsid systemd-socket-activate -E NOTIFY_SOCKET="$PKG_NOTIFY" \
+	    -l "$PKG_SOCK" /usr/sbin/idemorders serve -c "$PKG_CONF" \
+	    </dev/null >>"$PKG_RUN/serve.log" 2>&1 9>&- 8>&- &
+	PKG_SERVE_PID=$!
+	PKG_PIDS+=("$PKG_SERVE_PID")
+	if ! pkg_wait test -S "$PKG_SOCK"; then
+		fail "systemd-socket-activate" "no socket: $(tail -n 5 "$PKG_RUN/serve.log" | tr '\n' ' ')"
+		return 1
+	fi
+	ok "systemd-socket-activate listens on $PKG_SOCK"
+	# What idemorders.socket does: SocketGroup=www-data, SocketMode=0660.
+	chgrp www-data "$PKG_SOCK"
+	chmod 0660 "$PKG_SOCK"
+
+	key=$(unique_key activated)
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$key" "$order"
+	expect_status 201 "activation: the first request starts serve on the socket"
+	first=$BODY
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$key" "$order"
+	expect_status 201 "activation: replay"
+	expect_header idempotent-replayed true "activation: replay"
+	[[ $BODY == "$first" ]] && ok "activation: replay has the same bytes" ||
+	    fail "activation: replay body" "'$BODY'"
+	grep -q 'socket activation: serving fd 3' "$PKG_RUN/serve.log" &&
+	    ok "activation: the master serves fd 3, not its listen line" ||
+	    fail "activation log" "$(tail -n 5 "$PKG_RUN/serve.log" | tr '\n' ' ')"
+	[[ $(tr '\0' ' ' <"/proc/$PKG_SERVE_PID/cmdline" 2>/dev/null) == "/usr/sbin/idemorders serve"* ]] &&
+	    ok "activation: systemd-socket-activate exec'd serve (LISTEN_PID is its pid)" ||
+	    fail "activation pid" "$(tr '\0' ' ' <"/proc/$PKG_SERVE_PID/cmdline" 2>/dev/null)"
+	kid=$(pgrep -P "$PKG_SERVE_PID" | head -n 1)
+	[[ -n $kid && $(ps -o user= -p "$kid") == idemorders ]] &&
+	    ok "activation: workers run as idemorders" ||
+	    fail "activation: privilege drop" "worker '$kid' runs as '$(ps -o user= -p "$kid" 2>/dev/null)'"
+
+	pkg_wait pkg_notified 1 READY=1 && ok "sd_notify: READY=1" ||
+	    fail "sd_notify READY" "'$(cat "$PKG_RUN/notify.log" 2>/dev/null)'"
+	kill -HUP "$PKG_SERVE_PID"
+	pkg_wait pkg_notified 1 RELOADING=1 && pkg_wait pkg_notified 2 READY=1 &&
+	    ok "sd_notify on SIGHUP: RELOADING=1, then READY=1" ||
+	    fail "sd_notify reload" "'$(cat "$PKG_RUN/notify.log" 2>/dev/null)'"
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key activated)" "$order"
+	expect_status 201 "activation: create after the reload"
+	kill -TERM "$PKG_SERVE_PID"
+	pkg_wait pkg_notified 1 STOPPING=1 && ok "sd_notify on SIGTERM: STOPPING=1" ||
+	    fail "sd_notify stop" "'$(cat "$PKG_RUN/notify.log" 2>/dev/null)'"
+	pkg_wait sh -c "! kill -0 $PKG_SERVE_PID 2>/dev/null" &&
+	    ok "activation: serve exits on SIGTERM" ||
+	    fail "activation: stop" "pid $PKG_SERVE_PID still runs"
+}
+
+# pkg_notified N WORD: the notify log holds WORD at least N times.
+pkg_notified() {
+	[[ $(grep -o -- "$2" "$PKG_RUN/notify.log" 2>/dev/null | wc -l) -ge $1 ]]
+}
+
 # Stop what we started, by pid, newest first.
 pkg_stop_all() {
 	local i pid
