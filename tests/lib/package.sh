@@ -301,6 +301,9 @@ pkg_activation_checks() {
 	pkg_wait sh -c "! kill -0 $PKG_SERVE_PID 2>/dev/null" &&
 	    ok "activation: serve exits on SIGTERM" ||
 	    fail "activation: stop" "pid $PKG_SERVE_PID still runs"
+	# The socket is systemd's: it stays for the next start.
+	[[ -S $PKG_SOCK ]] && ok "activation: the socket outlives serve" ||
+	    fail "activation: socket" "serve removed $PKG_SOCK, which it did not make"
 }
 
 # pkg_notified N WORD: the notify log holds WORD at least N times.
