@@ -67,7 +67,7 @@ pkg_build() {
 
 pkg_lintian() {
 	local out
-	out=$(lintian "$PKG_WORK"/idemorders_*.changes 2>&1 | grep -v 'running with root privileges')
+	out=$(lintian "$PKG_DEB" 2>&1 | grep -v 'running with root privileges')
 	[[ -z $out ]] || printf '%s\n' "$out" | sed 's/^/       lintian: /'
 	if grep -q '^E:' <<<"$out"; then
 		fail "lintian" "errors: $(grep '^E:' <<<"$out" | tr '\n' ' ')"
@@ -170,6 +170,7 @@ pkg_lighttpd() {
 			echo "include \"$d\""
 		done
 		echo 'include "/etc/lighttpd/conf-available/50-idemorders.conf"'
+		printf '%s\n' "${PKG_LIGHTTPD_EXTRA:-}"
 	} >"$PKG_RUN/lighttpd.conf"
 	[[ $deps == "auth fastcgi" ]] && ok "lighttpd snippet depends on: $deps" ||
 	    fail "lighttpd snippet depends line" "'$deps'"
@@ -180,12 +181,51 @@ pkg_lighttpd() {
 	rm -f "$PKG_RUN/lighttpd.pid"
 	lighttpd -f "$PKG_RUN/lighttpd.conf" </dev/null >"$PKG_RUN/lighttpd.out" 2>&1 9>&- 8>&-
 	if pkg_wait test -s "$PKG_RUN/lighttpd.pid"; then
-		PKG_PIDS+=("$(cat "$PKG_RUN/lighttpd.pid")")
+		PKG_LIGHTTPD_PID=$(cat "$PKG_RUN/lighttpd.pid")
+		PKG_PIDS+=("$PKG_LIGHTTPD_PID")
 		ok "lighttpd from the installed snippet on $PKG_LIGHTTPD_URL"
 	else
 		fail "lighttpd" "did not start: $(tr '\n' ' ' <"$PKG_RUN/lighttpd.out")"
 		return 1
 	fi
+}
+
+# Stop one process we started (by pid) and wait for it.
+pkg_stop() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	pkg_wait sh -c "! kill -0 $1 2>/dev/null" || kill -KILL "$1" 2>/dev/null
+}
+
+# The frontend secret as the snippets document it: the service reads it
+# from /etc/idemorders/frontend.secret, lighttpd adds it from a root-only
+# include (here in PKG_RUN instead of /etc/lighttpd) with mod_setenv, as
+# after lighty-enable-mod setenv.  A request through lighttpd is served;
+# one on the socket without it is 403.  Restarts serve and lighttpd.
+pkg_secret_checks() {
+	local s order
+	order='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
+	s=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	install -m 0640 -o root -g idemorders /dev/null /etc/idemorders/frontend.secret
+	echo "$s" >/etc/idemorders/frontend.secret
+	install -m 0600 /dev/null "$PKG_RUN/idemorders-secret.conf"
+	printf 'setenv.add-environment += ( "IDEMORDERS_FRONTEND_SECRET" => "%s" )\n' "$s" \
+	    >"$PKG_RUN/idemorders-secret.conf"
+	pkg_set_key frontend_secret_file /etc/idemorders/frontend.secret
+	pkg_stop "$PKG_SERVE_PID"
+	pkg_stop "$PKG_LIGHTTPD_PID"
+	pkg_serve || return 1
+	PKG_LIGHTTPD_EXTRA="include \"/etc/lighttpd/conf-available/05-setenv.conf\"
+include \"$PKG_RUN/idemorders-secret.conf\""
+	pkg_lighttpd || return 1
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key secret)" "$order"
+	expect_status 201 "frontend secret: a create through lighttpd"
+	FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$order" POST "$MOUNT" REMOTE_USER=alice \
+	    HTTP_IDEMPOTENCY_KEY="$(unique_key secret)" CONTENT_TYPE=application/json
+	expect_status 403 "frontend secret: the socket without it"
+	FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$order" POST "$MOUNT" REMOTE_USER=alice \
+	    HTTP_IDEMPOTENCY_KEY="$(unique_key secret)" CONTENT_TYPE=application/json \
+	    IDEMORDERS_FRONTEND_SECRET=wrong
+	expect_status 403 "frontend secret: the socket with a wrong one"
 }
 
 # Apache as Debian's apache2.conf would run it after a2enmod proxy_fcgi
