@@ -54,7 +54,7 @@ page=$(MANPAGER=cat MANWIDTH=80 man -l "$dest$prefix/share/man/man8/idemorders.8
     fail "man idemorders" "$(head -c 300 <<<"$page")"
 page=$(MANPAGER=cat MANWIDTH=80 man -l "$dest$prefix/share/man/man5/idemorders.conf.5" 2>&1)
 missing=
-for k in $(sed -n 's/^[[:space:]]*{ "\([a-z_]*\)",.*/\1/p' "$REPO/src/conf.c"); do
+for k in $(sed -n 's/^[[:space:]]*{ "\([a-z_]*\)",[[:space:]]*T_.*/\1/p' "$REPO/src/conf.c"); do
 	grep -q "^\.It Ic $k\b" "$REPO/man/idemorders.conf.5" || missing+=" $k"
 done
 [[ -z $missing ]] && ok "idemorders.conf(5) documents every key of src/conf.c" ||
