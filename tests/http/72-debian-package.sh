@@ -17,6 +17,8 @@
 #    virtual host that inherits it): 401 without a user,
 #    201, then the same bytes with Idempotent-Replayed: true; its workers
 #    run as idemorders;
+#  - with metrics = on, /orders/_metrics answers loopback without a user
+#    through both snippets and counts the creates;
 #  - with frontend_secret_file and lighttpd's root-only include as the
 #    snippet documents them, lighttpd is served and the bare socket 403;
 #  - systemd-socket-activate -l /run/idemorders/idemorders.sock starts
@@ -161,7 +163,8 @@ done
 expect_sql "SELECT COUNT(*), SUM(amount) FROM $PKG_DB.orders" "2	24000" "two orders, one per key"
 expect_sql "SELECT available FROM $PKG_DB.stock WHERE sku = 'A-10'" 96 "stock went down once per order"
 
-# --- the frontend secret, then socket activation and sd_notify ------------------
+# --- metrics, the frontend secret, then socket activation and sd_notify ---------
+pkg_metrics_checks
 pkg_secret_checks
 pkg_stop "$PKG_SERVE_PID"
 pkg_activation_checks

@@ -228,6 +228,26 @@ include \"$PKG_RUN/idemorders-secret.conf\""
 	expect_status 403 "frontend secret: the socket with a wrong one"
 }
 
+# metrics = on: /orders/_metrics answers loopback without credentials
+# through both snippets (Prometheus text), and counts what was served.
+pkg_metrics_checks() {
+	local s url
+	pkg_set_key metrics on
+	kill -HUP "$PKG_SERVE_PID"
+	# The new workers (SIGHUP) serve it; wait for them.
+	pkg_wait sh -c "curl -s -o /dev/null -w '%{http_code}' \
+	    '$PKG_LIGHTTPD_URL$MOUNT/_metrics' | grep -q 200"
+	for s in lighttpd apache; do
+		[[ $s == lighttpd ]] && url=$PKG_LIGHTTPD_URL || url=$PKG_APACHE_URL
+		req GET "$url$MOUNT/_metrics"
+		expect_status 200 "$s: metrics from loopback, no credentials"
+		[[ $(hdr content-type) == text/plain* ]] &&
+		    grep -q '^idemorders_requests_total{outcome="created"} [1-9]' "$T_TMP/body" &&
+		    ok "$s: metrics in the text format, creates counted" ||
+		    fail "$s: metrics body" "$(head -c 300 "$T_TMP/body")"
+	done
+}
+
 # Apache as Debian's apache2.conf would run it after a2enmod proxy_fcgi
 # auth_basic authn_file and a2enconf idemorders, with a default virtual
 # host that answers every request.
