@@ -20,16 +20,6 @@ alive() {
 	[[ -n $st && $st != Z ]]
 }
 
-# wait_until SECONDS COMMAND...: poll every 0.1 s.
-wait_until() {
-	local secs=$1 i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 
 count_is() { [[ $(children "$1" | wc -l) -eq $2 ]]; }
 

@@ -20,15 +20,6 @@ children() {
 		alive "$p" && echo "$p"
 	done
 }
-wait_until() {
-	local secs=$1 i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 count_is() { [[ $(children "$1" | wc -l) -eq $2 ]]; }
 
 POOL_USER=idemorders

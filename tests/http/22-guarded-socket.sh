@@ -12,15 +12,6 @@
 RUNBIN=$RUNDIR/bin/idemorders	# a copy every user may run
 POOL_USER=idemorders
 
-wait_until() {
-	local secs=$1 i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 
 priv=$(mktemp -d /tmp/idemorders-guard.XXXXXX)
 chmod 0755 "$priv"

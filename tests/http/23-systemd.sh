@@ -8,41 +8,14 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 # shellcheck source=tests/lib/orders.sh
 . "$(dirname -- "$0")/../lib/orders.sh"
+# shellcheck source=tests/lib/pool.sh
+. "$(dirname -- "$0")/../lib/pool.sh"
 
-wait_until() {
-	local secs=$1 i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
-alive() { kill -0 "$1" 2>/dev/null; }
 
 priv=$(mktemp -d /tmp/idemorders-systemd.XXXXXX)
 chmod 0755 "$priv"
 PIDS=()
-STACK_POOL_DOWN=0
-# Start the stack's pool again as tools/dev starts it.
-restore_stack_pool() {
-	rm -f "$FCGI_SOCKET"
-	setsid "$IDEMORDERS_BIN" serve -c "$IDEMORDERS_CONF" </dev/null \
-	    >>"$LOGDIR/idemorders.log" 2>&1 &
-	echo "$!" >"$SERVE_PIDFILE"
-	STACK_POOL_DOWN=0
-	wait_until 15 eval '[[ -S '"$FCGI_SOCKET"' ]]'
-}
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		pkill -KILL -P "$p" 2>/dev/null
-		kill -KILL "$p" 2>/dev/null
-	done
-	[[ $STACK_POOL_DOWN == 1 ]] && restore_stack_pool
-	rm -rf "$priv" "$T_TMP"
-}
-trap cleanup EXIT
+trap private_cleanup EXIT
 
 # listen_notify ADDRESS FILE: receive datagrams at ADDRESS (a path, or
 # @name for an abstract socket), one line each in FILE ('|' for newlines).

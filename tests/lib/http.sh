@@ -34,6 +34,18 @@
 
 set -uo pipefail
 
+# wait_until SECONDS COMMAND...: run COMMAND every 0.1 s until it
+# succeeds; its status after SECONDS.
+wait_until() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
 : "${REPO:=$(cd -P -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)}"
 : "${IDEMORDERS_STACK:=test}"
 : "${DEV:=$REPO/tools/dev}"
