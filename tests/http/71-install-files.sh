@@ -14,7 +14,7 @@
 build=$(dirname -- "$(dirname -- "$IDEMORDERS_BIN")")
 dest=$T_TMP/dest
 
-for m in idemorders.8 idemorders.conf.5; do
+for m in idemorders.8 idemorders.conf.5 idemorders-verify.1; do
 	if out=$(mandoc -Tlint -Wwarning "$REPO/man/$m" 2>&1); then
 		ok "mandoc -Tlint -Wwarning man/$m: clean"
 	else
@@ -34,6 +34,7 @@ sbindir=${sbindir/\$\{exec_prefix\}/$prefix}
 sysconfdir=$(sed -n 's/^sysconfdir = //p' "$build/Makefile")
 sysconfdir=${sysconfdir/\$\{prefix\}/$prefix}
 for f in share/man/man8/idemorders.8 share/man/man5/idemorders.conf.5 \
+    share/man/man1/idemorders-verify.1 \
     lib/systemd/system/idemorders.service lib/systemd/system/idemorders.socket \
     lib/systemd/system/idemorders-expire.service lib/systemd/system/idemorders-expire.timer \
     share/idemorders/schema/001_initial.sql; do
