@@ -69,6 +69,34 @@ for n in 1 2 3; do
 	[[ $got == 1 ]] && ok "node $n has the order" || fail "node $n order" "got '$got'"
 done
 
+# A final rejection judged on one node's stock must not stay a permanent
+# FAILED_FINAL when another node changes that stock before it commits:
+# node 2 judges 2 units of a SKU that has 1 (OUT_OF_STOCK) and sleeps
+# before its COMMIT; meanwhile node 1 restocks it.  The rejection conflicts
+# (the restock's writeset aborts it, 1213), is judged again, and creates.
+# Before any node is restarted, so that node 2's workers are on node 2
+# (a worker whose node went away serves from the next node for 30 s).
+sku=CERT-$(date +%s)-$$
+"${CL[@]}" sql 1 "INSERT INTO stock (sku, currency, unit_price, available) VALUES ('$sku', 'KRW', 100, 1)" >/dev/null
+key=cert-$(date +%s)-$$
+(
+	curl -s -o "$T_TMP/cert.body" -w '%{http_code}' -m 60 -u "$ALICE" \
+	    -H "Idempotency-Key: $key" -H 'Content-Type: application/json' \
+	    -H 'X-Idemorders-Fault: before_commit=sleep3000' \
+	    --data-binary "{\"currency\":\"KRW\",\"items\":[{\"sku\":\"$sku\",\"qty\":2}],\"amount\":200}" \
+	    "http://127.0.0.1:8092$MOUNT" >"$T_TMP/cert.status"
+) &
+certpid=$!
+sleep 1.5
+"${CL[@]}" sql 1 "UPDATE stock SET available = 10 WHERE sku = '$sku'" >/dev/null
+wait "$certpid"
+st=$(cat "$T_TMP/cert.status" 2>/dev/null)
+[[ $st == 201 ]] && ok "rejection judged during a restock elsewhere: judged again, 201" ||
+    fail "rejection during a restock elsewhere" "answered $st: $(head -c 300 "$T_TMP/cert.body")"
+got=$("${CL[@]}" sql 2 "SET SESSION wsrep_sync_wait=1; SELECT CONCAT(status, ' ', (SELECT COUNT(*) FROM orders WHERE idempotency_key = '$key'), ' ', (SELECT available FROM stock WHERE sku = '$sku')) FROM idempotency_records WHERE idem_key = '$key'")
+[[ $got == "SUCCEEDED 1 8" ]] && ok "no FAILED_FINAL kept: ledger SUCCEEDED, 1 order, stock 8" ||
+    fail "certified rejection rows" "got '$got'"
+
 # kill N / start N: back by IST (or with nothing to transfer, when the
 # group had not yet evicted it), never by a full SST.
 "${CL[@]}" kill 2 >/dev/null 2>&1
@@ -78,6 +106,27 @@ if grep -Eq 'node 2 Synced after .* \((IST|no state transfer)\)' <<<"$out"; then
 else
 	fail "node 2 rejoin without SST" "$(tail -n 3 <<<"$out")"
 fi
+
+# Jobs on two nodes at once: migrate applies nothing twice (every version
+# already claimed), expire finishes on both.
+for n in 1 2; do
+	"${CL[@]}" job "$n" migrate >"$T_TMP/migrate-$n.out" 2>&1 &
+done
+wait
+for n in 1 2; do
+	grep -q "schema up to date" "$T_TMP/migrate-$n.out" && ok "migrate on node $n at once: up to date" ||
+	    fail "migrate on node $n" "$(tail -n 3 "$T_TMP/migrate-$n.out")"
+done
+for n in 1 2; do
+	"${CL[@]}" job "$n" expire >"$T_TMP/expire-$n.out" 2>&1 &
+done
+rcs=0
+for j in $(jobs -p); do wait "$j" || rcs=1; done
+for n in 1 2; do
+	grep -q "^expired=" "$T_TMP/expire-$n.out" && ok "expire on node $n at once: $(grep '^expired=' "$T_TMP/expire-$n.out")" ||
+	    fail "expire on node $n" "$(tail -n 3 "$T_TMP/expire-$n.out")"
+done
+[[ $rcs == 0 ]] && ok "both expire runs exit 0" || fail "expire runs" "one exited non-zero"
 
 run_summary "chaos: a node killed and rejoined, a pool killed" chaos \
     "${CL[@]}" chaos --keys 200 --clients 4 --down-for 7

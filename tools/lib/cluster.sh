@@ -630,7 +630,11 @@ usage: $PROG cluster COMMAND
   chaos [ARGS]      the cluster chaos run (tests/cluster/chaos.py --help)
   quorum [ARGS]     the quorum-loss test (tests/cluster/chaos.py --quorum)
   stall [ARGS]      the write stall clients see while a node is killed
-  check             up, a short chaos run, the quorum-loss test, down
+  check             up, a short chaos run, a rejection raced by a restock on
+                    another node, migrate and expire on two nodes at once,
+                    the quorum-loss test, down
+  job N migrate|expire [ARGS]
+                    the job with web node N's config (its node first)
   bench [--quick]   create, replay, hot SKU through 1, 2 and 3 web nodes
                     beside the single-node stack; bench/results/cluster.md
 
@@ -675,6 +679,7 @@ run_cluster() {
 	quorum)		need_root; cluster_chaos --quorum "$@" ;;
 	stall)		need_root; cluster_chaos --stall "$@" ;;
 	check)		need_root; cluster_check "$@" ;;
+	job)		need_root; cl_check_node "${1:-}"; cluster_job "$@" ;;
 	bench)		need_root; cluster_bench "$@" ;;
 	help|-h|--help)	cluster_usage ;;
 	*)		cluster_usage >&2; exit 2 ;;
@@ -691,6 +696,18 @@ with_cluster_lock() {
 		flock 9
 	fi
 	"$@"
+}
+
+# `cluster job N migrate|expire [ARGS]`: the job with web node N's config
+# (its database node first in db_host).
+cluster_job() {
+	local n=$1 job=${2:-}
+	shift 2 || true
+	case $job in
+	migrate|expire) ;;
+	*)	die "usage: $PROG cluster job N migrate|expire [ARGS]" ;;
+	esac
+	"$CL_BIN" "$job" -c "$(cl_webdir "$n")/idemorders.conf" "$@"
 }
 
 # `cluster check`: tests/cluster/cluster-check.sh (up, chaos with a node
