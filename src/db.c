@@ -72,7 +72,7 @@ static const struct db_errclass {
 };
 
 /* The class of error number code (DB_ERROR for any other). */
-int
+static int
 db_class_of(unsigned int code)
 {
 	size_t	 i;
@@ -178,15 +178,10 @@ db_set_deadline(struct db *db, long budget_ms)
 	}
 }
 
-/* No deadline: the jobs' statements may take as long as they need. */
-void
-db_clear_deadline(struct db *db)
-{
-	db->deadline.tv_sec = 0;
-	db->deadline.tv_nsec = 0;
-}
-
-/* Milliseconds left before the deadline (may be negative); LONG_MAX if none. */
+/*
+ * Milliseconds left before the deadline (may be negative); LONG_MAX when
+ * none was set (the jobs: their statements take as long as they need).
+ */
 long
 db_remaining_ms(const struct db *db)
 {

@@ -87,7 +87,6 @@ struct db {
 
 void	db_init(struct db *, const struct conf *);
 void	db_set_deadline(struct db *, long);
-void	db_clear_deadline(struct db *);
 long	db_remaining_ms(const struct db *);
 int	db_connect(struct db *);
 int	db_ensure(struct db *);
@@ -110,7 +109,6 @@ int	db_fetch_column(struct db *, MYSQL_STMT *, MYSQL_BIND *,
 	    unsigned int);
 void	db_stmt_done(struct db *, MYSQL_STMT *);
 int	db_fail(struct db *, int, unsigned int, const char *);
-int	db_class_of(unsigned int);
 const char *db_class_name(int);
 
 /*
