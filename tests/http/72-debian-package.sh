@@ -2,7 +2,9 @@
 # The Debian package, from source to purge, on this machine:
 #  - dpkg-buildpackage -us -uc -b builds idemorders_*.deb from a copy of
 #    the tree under /var/tmp, a release build (the installed binary has
-#    no fault injection); lintian reports no error;
+#    no fault injection) whose make check runs the unit and the database
+#    tests (against a database of its own; under CI they may not skip);
+#    lintian reports no error;
 #  - dpkg -i installs the binary, the config (a conffile, root:idemorders
 #    0640), the idemorders system user, the schema, the units, the
 #    tmpfiles.d entry, /run/idemorders, the man pages and both web server

@@ -10,7 +10,8 @@
 # pid and the package purged by pkg_cleanup.
 #
 #   pkg_lock                  one package test on the machine at a time
-#   pkg_build                 dpkg-buildpackage -us -uc -b; sets PKG_DEB
+#   pkg_build                 dpkg-buildpackage -us -uc -b (make check with
+#                             the database tests); sets PKG_DEB
 #   pkg_lintian               lintian; fails on any E: line
 #   pkg_install               dpkg -i (apt-get -f install for missing deps)
 #   pkg_use_test_db           database PKG_DB on the stack, config pointed at it
@@ -28,6 +29,8 @@ PKG_WORK=/var/tmp/idemorders-package-$PKG_HASH
 # World-traversable: lighttpd and Apache children (www-data) write here.
 PKG_RUN=/run/idemorders-package-$PKG_HASH
 PKG_DB=idemorders_pkg
+PKG_CHECK_DB=idemorders_pkgcheck
+PKG_CHECK_CONF=/var/tmp/idemorders-pkgcheck-$PKG_HASH.conf
 PKG_CONF=/etc/idemorders/idemorders.conf
 PKG_SOCK=/run/idemorders/idemorders.sock
 PKG_HTPASSWD=/etc/idemorders/htpasswd
@@ -41,25 +44,59 @@ pkg_lock() {
 	fi
 }
 
+# The database of the package build's `make check`: PKG_CHECK_DB on the
+# stack, migrated by the stack's binary, named by PKG_CHECK_CONF.  The
+# release build runs the database tests against it, as under CI they
+# may not skip.
+pkg_check_db() {
+	local conf=$RUNDIR/idemorders-check.conf
+	[[ -f $conf ]] || { fail "package check database" "no $conf"; return 1; }
+	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_CHECK_DB" >/dev/null &&
+	    "$DEV" sql "CREATE DATABASE $PKG_CHECK_DB CHARACTER SET utf8mb4" >/dev/null &&
+	    "$DEV" sql "GRANT ALL PRIVILEGES ON $PKG_CHECK_DB.* TO 'idemorders'@'localhost'" >/dev/null ||
+	    { fail "package check database" "cannot create $PKG_CHECK_DB"; return 1; }
+	sed "s|^db_name = .*|db_name = $PKG_CHECK_DB|" "$conf" >"$PKG_CHECK_CONF"
+	if ! out=$("$IDEMORDERS_BIN" migrate -c "$PKG_CHECK_CONF" 2>&1); then
+		fail "package check database" "migrate: $out"
+		return 1
+	fi
+}
+
 # Copy the tree (tracked and new files, as git sees them; the whole tree
-# without var/ when it is not a git checkout) and build the binary package.
+# without var/ when it is not a git checkout) and build the binary package;
+# its `make check` runs the unit and the database tests (pkg_check_db).
 pkg_build() {
-	local src=$PKG_WORK/src
+	local src=$PKG_WORK/src res
 	rm -rf "$PKG_WORK"
 	mkdir -p "$src"
+	pkg_check_db || return 1
 	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
 		git -C "$REPO" ls-files -co --exclude-standard -z |
 		    rsync -a --from0 --files-from=- "$REPO/" "$src/"
 	else
 		rsync -a --exclude=/var/ "$REPO/" "$src/"
 	fi
-	if (cd "$src" && DEB_BUILD_OPTIONS=parallel=2 \
+	if (cd "$src" && DEB_BUILD_OPTIONS=parallel=2 IDEMORDERS_TEST_CONF=$PKG_CHECK_CONF \
 	    dpkg-buildpackage -us -uc -b) >"$PKG_WORK/build.log" 2>&1 9>&- 8>&-; then
 		ok "dpkg-buildpackage -us -uc -b (in $src)"
 	else
-		fail "dpkg-buildpackage" "$(tail -n 15 "$PKG_WORK/build.log" | tr '\n' ' ')"
+		# The failing tests' own lines first (automake keeps them in
+		# test-suite.log, which dh_auto_test prints with VERBOSE=1).
+		fail "dpkg-buildpackage" "$(grep -E '^(FAIL|ERROR|SKIP):|RESULT |FAILED|cannot' \
+		    "$PKG_WORK/build.log" | head -n 20 | tr '\n' ' ') ... $(tail -n 5 \
+		    "$PKG_WORK/build.log" | tr '\n' ' ')"
 		return 1
 	fi
+	# automake's driver keeps each runner's output in its .log.
+	for res in unit db; do
+		if grep -Eq "^RESULT $res [1-9][0-9]* 0\$" "$src/tests/$res/run_$res.log" 2>/dev/null; then
+			ok "package build: make check ran the $res tests: $(grep "^RESULT $res " \
+			    "$src/tests/$res/run_$res.log")"
+		else
+			fail "package build: $res tests" "no passing RESULT $res line in tests/$res/run_$res.log: $(tail -n 3 \
+			    "$src/tests/$res/run_$res.log" 2>&1 | tr '\n' ' ')"
+		fi
+	done
 	PKG_DEB=$(ls "$PKG_WORK"/idemorders_*.deb 2>/dev/null | head -n 1)
 	[[ -n $PKG_DEB ]] && ok "built $(basename -- "$PKG_DEB")" ||
 	    { fail "dpkg-buildpackage" "no idemorders_*.deb"; return 1; }
@@ -390,5 +427,6 @@ pkg_cleanup() {
 		dpkg --purge idemorders >/dev/null 2>&1
 	fi
 	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_DB" >/dev/null 2>&1
-	rm -rf "$PKG_RUN" "$PKG_WORK" "$T_TMP"
+	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_CHECK_DB" >/dev/null 2>&1
+	rm -rf "$PKG_RUN" "$PKG_WORK" "$T_TMP" "$PKG_CHECK_CONF"
 }
