@@ -292,7 +292,7 @@ batched_tx(struct db *db, const struct ledger_scope *scope,
 	db_batch_reset(b);
 	if (store_batch_order(b, id, scope->principal, scope->key, in,
 	    time(NULL)) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
-	    ledger_batch_finish(b, scope, LEDGER_SUCCEEDED, resp, oid) == -1 ||
+	    ledger_batch_finish(b, id, LEDGER_SUCCEEDED, resp, oid) == -1 ||
 	    db_batch_commit(b) == -1)
 		return DB_ERROR;
 	return db_batch_run(db, b);

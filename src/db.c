@@ -809,14 +809,16 @@ db_batch_add(struct db_batch *b, long long expect, const char *fmt, ...)
 
 /*
  * Fail the batch on the server unless the statement before changed
- * exactly rows rows: a scalar subquery of two rows raises 1242, and the
- * statements after it, the COMMIT among them, do not run.
+ * exactly rows rows: the largest BIGINT UNSIGNED plus one raises 1690
+ * (an error, not a warning, in a SET), and the statements after it, the
+ * COMMIT among them, do not run.  No result set, no subquery: the
+ * cheapest statement that can refuse.
  */
 int
 db_batch_guard(struct db_batch *b, long long rows)
 {
-	return db_batch_add(b, DB_ROWS_RESULT, "SELECT IF(ROW_COUNT() = %lld, "
-	    "1, (SELECT 1 UNION ALL SELECT 1))", rows);
+	return db_batch_add(b, 0, "SET @idemorders_guard = "
+	    "18446744073709551615 + (ROW_COUNT() <> %lld)", rows);
 }
 
 /* End the batch with COMMIT. */

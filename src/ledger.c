@@ -276,7 +276,7 @@ ledger_batch_insert(struct db_batch *b, const struct ledger_scope *s,
  * stops there.
  */
 int
-ledger_batch_finish(struct db_batch *b, const struct ledger_scope *s,
+ledger_batch_finish(struct db_batch *b, unsigned long long id,
     enum ledger_status state, const struct response *resp,
     const char *resource_id)
 {
@@ -295,14 +295,8 @@ ledger_batch_finish(struct db_batch *b, const struct ledger_scope *s,
 			return -1;
 	} else if (buf_adds(&b->sql, "NULL") != BUF_OK)
 		return -1;
-	if (buf_adds(&b->sql, ", updated_at = UTC_TIMESTAMP(6) WHERE "
-	    "principal_id = ") != BUF_OK ||
-	    db_batch_hex(b, s->principal, strlen(s->principal)) == -1 ||
-	    buf_adds(&b->sql, " AND operation = ") != BUF_OK ||
-	    db_batch_hex(b, s->operation, strlen(s->operation)) == -1 ||
-	    buf_adds(&b->sql, " AND idem_key = ") != BUF_OK ||
-	    db_batch_hex(b, s->key, strlen(s->key)) == -1 ||
-	    buf_adds(&b->sql, " AND status = 'PROCESSING'") != BUF_OK)
+	if (buf_printf(&b->sql, ", updated_at = UTC_TIMESTAMP(6) WHERE "
+	    "id = %llu AND status = 'PROCESSING'", id) != BUF_OK)
 		return -1;
 	return db_batch_guard(b, 1);
 }

@@ -51,7 +51,7 @@ int	ledger_finish(struct db *, const struct ledger_scope *,
 const char *ledger_status_name(enum ledger_status);
 int	ledger_batch_insert(struct db_batch *, const struct ledger_scope *,
 	    const char *, long);
-int	ledger_batch_finish(struct db_batch *, const struct ledger_scope *,
+int	ledger_batch_finish(struct db_batch *, unsigned long long,
 	    enum ledger_status, const struct response *, const char *);
 int	ledger_terminal(enum ledger_status);
 void	ledger_record_init(struct ledger_record *);

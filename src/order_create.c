@@ -709,7 +709,7 @@ step_finish(struct attempt_ctx *c, struct response *resp)
 	    &order_stmt, resp);
 	if (a != ATTEMPT_NEXT)
 		return a;
-	if (ledger_batch_finish(b, &c->scope, LEDGER_SUCCEEDED, resp,
+	if (ledger_batch_finish(b, c->id, LEDGER_SUCCEEDED, resp,
 	    order_id) == -1)
 		return batch_too_big(c, resp);
 	a = split_at(c, FP_BEFORE_COMMIT, "before_commit", &order_stmt, resp);

@@ -260,6 +260,15 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 		    buf_printf(&b->sql, ", %d, %lld)", in->items[i].qty,
 		    rows[i].unit_price) != BUF_OK)
 			return -1;
+	if (in->nitems == 1) {
+		/* One SKU, the common order: no CASE to evaluate. */
+		if (db_batch_add(b, 1, "UPDATE stock SET available = "
+		    "available - %d WHERE sku = ", in->items[0].qty) == -1 ||
+		    db_batch_hex(b, in->items[0].sku,
+		    strlen(in->items[0].sku)) == -1)
+			return -1;
+		return db_batch_guard(b, 1);
+	}
 	if (db_batch_add(b, (long long)in->nitems, "UPDATE stock SET "
 	    "available = available - CASE sku") == -1)
 		return -1;

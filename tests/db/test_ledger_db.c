@@ -279,6 +279,52 @@ test_read_missing_and_finish_guard(void)
 	db_disconnect(&a);
 }
 
+/*
+ * A guard stops the batch on the server: a statement that changed
+ * another number of rows than the guard names leaves the COMMIT after it
+ * unrun (the insert before it rolls back); one that changed as many
+ * lets the batch commit.
+ */
+static void
+test_batch_guard(void)
+{
+	struct db	 a;
+	struct db_batch	 b;
+
+	db_init(&a, &dbtest_conf);
+	db_batch_init(&b);
+	CU_ASSERT_FATAL(db_connect(&a) == DB_OK);
+	CU_ASSERT_FATAL(dbtest_exec(&a, "CREATE TEMPORARY TABLE guard_t "
+	    "(n INT NOT NULL) ENGINE=InnoDB") == DB_OK);
+	CU_ASSERT_FATAL(dbtest_exec(&a, "INSERT INTO guard_t VALUES (1), (2)")
+	    == DB_OK);
+	CU_ASSERT_FATAL(db_commit(&a) == DB_OK);
+
+	CU_ASSERT(db_batch_add(&b, 1, "INSERT INTO guard_t VALUES (3)") == 0);
+	CU_ASSERT(db_batch_add(&b, DB_ROWS_ANY, "UPDATE guard_t SET n = n + 10 "
+	    "WHERE n = 99") == 0);
+	CU_ASSERT(db_batch_guard(&b, 1) == 0);
+	CU_ASSERT(db_batch_commit(&b) == 0);
+	CU_ASSERT_EQUAL(db_batch_run(&a, &b), DB_ERROR);
+	CU_ASSERT_EQUAL(b.done, 2);
+	db_rollback(&a);
+	CU_ASSERT_EQUAL(dbtest_scalar(&a, "SELECT COUNT(*) FROM guard_t"), 2);
+
+	db_batch_reset(&b);
+	CU_ASSERT(db_batch_add(&b, 1, "INSERT INTO guard_t VALUES (3)") == 0);
+	CU_ASSERT(db_batch_add(&b, DB_ROWS_ANY, "UPDATE guard_t SET n = n + 10 "
+	    "WHERE n >= 2") == 0);
+	CU_ASSERT(db_batch_guard(&b, 2) == 0);
+	CU_ASSERT(db_batch_commit(&b) == 0);
+	CU_ASSERT_EQUAL(db_batch_run(&a, &b), DB_OK);
+	CU_ASSERT_EQUAL(b.done, 4);
+	db_rollback(&a);
+	CU_ASSERT_EQUAL(dbtest_scalar(&a, "SELECT COUNT(*) FROM guard_t "
+	    "WHERE n > 10"), 2);
+	db_batch_clear(&b);
+	db_disconnect(&a);
+}
+
 int
 test_ledger_db_register(void)
 {
@@ -295,7 +341,9 @@ test_ledger_db_register(void)
 	    CU_add_test(s, "deadlock is transient", test_deadlock_is_transient)
 	    == NULL ||
 	    CU_add_test(s, "missing row and finish guard",
-	    test_read_missing_and_finish_guard) == NULL)
+	    test_read_missing_and_finish_guard) == NULL ||
+	    CU_add_test(s, "a batch guard stops the COMMIT", test_batch_guard)
+	    == NULL)
 		return -1;
 	return 0;
 }
