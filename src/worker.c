@@ -289,6 +289,14 @@ accept_conn(const struct conf *conf, int listen_fd, int *fdp)
  * closes the idle one and takes the new one: the web server reconnects
  * when it next needs a connection it finds closed, and no request waits
  * for a worker stuck on an idle connection.
+ *
+ * A worker that served its max_requests while holding a kept connection
+ * does not close it at once: the web server hands a connection back to
+ * its pool after each answer and may send the next request on it before
+ * it sees the close (Apache answers 503, AH01067).  The worker takes no
+ * new connection, serves the kept one, and ends when the web server
+ * closes it or leaves it idle for a second, or when a new connection
+ * waits while it is idle (a fresh worker takes that one, as above).
  */
 int
 worker_main(const struct conf *conf, int listen_fd,
@@ -303,7 +311,7 @@ worker_main(const struct conf *conf, int listen_fd,
 	struct response		 resp;
 	long			 served = 0;
 	struct timespec		 idle = { 1, 0 };
-	int			 n, nfd, fd, status = WORKER_EXIT_RECYCLE;
+	int			 n, nfd, fd, draining, status = WORKER_EXIT_RECYCLE;
 	enum accept_result	 ar;
 
 #ifdef HAVE_PRCTL
@@ -340,20 +348,24 @@ worker_main(const struct conf *conf, int listen_fd,
 		log_warnx("FastCGI initialisation failed");
 		return WORKER_EXIT_FAILURE;
 	}
-	pfd[0].fd = listen_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].events = POLLIN;
-	while (!worker_quit &&
-	    (conf->max_requests == 0 || served < conf->max_requests)) {
-		/* A kept connection (fr.ipcFd) is watched too. */
+	while (!worker_quit) {
+		draining = conf->max_requests > 0 &&
+		    served >= conf->max_requests;
+		if (draining && fr.ipcFd < 0)
+			break;
+		/* The listening socket, and a kept connection (fr.ipcFd). */
+		pfd[0].fd = listen_fd;
 		nfd = 1;
 		if (fr.ipcFd >= 0) {
 			pfd[1].fd = fr.ipcFd;
 			nfd = 2;
 		}
 		pfd[0].revents = pfd[1].revents = 0;
-		/* Idle for a second with a read left open: end it. */
-		n = ppoll(pfd, nfd, db.read_open ? &idle : NULL, &waitmask);
+		/* Idle for a second with a read left open, or draining. */
+		n = ppoll(pfd, nfd, db.read_open || draining ? &idle : NULL,
+		    &waitmask);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -365,6 +377,8 @@ worker_main(const struct conf *conf, int listen_fd,
 		if (worker_quit)
 			break;
 		if (n == 0) {
+			if (draining)
+				break;	/* the web server left it idle */
 			db_idle(&db);
 			continue;
 		}
@@ -381,6 +395,8 @@ worker_main(const struct conf *conf, int listen_fd,
 			 */
 			if (nfd == 2 && conn_ready(fr.ipcFd))
 				continue;
+			if (draining)
+				break;	/* make way for a fresh worker */
 			ar = accept_conn(conf, listen_fd, &fd);
 			if (ar == ACCEPT_NONE)
 				continue;

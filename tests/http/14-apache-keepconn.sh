@@ -6,11 +6,16 @@
 # workers, must answer every request: sequential ones on one kept
 # connection, then many concurrent ones from more Apache threads than
 # there are workers, then after the workers were recycled (SIGHUP) while Apache
-# still held their connections.  Nothing may stall (curl --max-time).
+# still held their connections, then from a pool whose workers are
+# recycled every few requests (max_requests) under load: a worker that
+# served its last request must not close a connection Apache is about to
+# reuse (AH01067, 503).  Nothing may stall (curl --max-time).
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 # shellcheck source=tests/lib/orders.sh
 . "$(dirname -- "$0")/../lib/orders.sh"
+# shellcheck source=tests/lib/pool.sh
+. "$(dirname -- "$0")/../lib/pool.sh"
 
 SRC_CONF=$RUNDIR/apache/apache2.conf
 DIR=$RUNDIR/apache-reuse
@@ -26,7 +31,9 @@ reuse_down() {
 		sleep 0.1
 	done
 }
-trap reuse_down EXIT
+priv=$(mktemp -d /tmp/idemorders-keepconn.XXXXXX)
+chmod 0755 "$priv"
+trap 'reuse_down; private_cleanup' EXIT
 
 # The stack's Apache config, on another port and directory, proxy_fcgi
 # only, enablereuse=on, and more threads than the responder has workers.
@@ -120,4 +127,63 @@ else
 	fail "once reconnected" "$n200 of 60 answered 200: $(sort "$par_out" | uniq -c | tr '\n' ' ')"
 fi
 
+# 4. max_requests = 8 under load (ab, 16 clients with keep-alive), Apache
+# reusing the workers' connections and its pool sized to them as the
+# README says (max = workers / Apache processes = 2): every one of 4000
+# requests is answered 200, as a worker past its max_requests serves its
+# kept connection until Apache leaves it idle; once idle, it is
+# recycled.  Through lighttpd (no kept connection) a worker is recycled
+# after its 8th request at once.  The stack's pool makes way for the
+# same config with max_requests = 8 on its socket, and comes back at the
+# end.
+rconf=$priv/recycle.conf
+{
+	cat "$IDEMORDERS_CONF"
+	echo "max_requests = 8"
+	echo "log_level = debug"
+} >"$rconf"
+stop_stack_pool
+reuse_down
+sed -i 's|enablereuse=on|enablereuse=on max=2|' "$DIR/apache2.conf"
+if ! apache2 -d "$DIR" -f "$DIR/apache2.conf" -k start 2>"$DIR/start.err"; then
+	fail "start apache (enablereuse=on max=2)" "$(cat "$DIR/start.err")"
+	finish
+fi
+setsid "$IDEMORDERS_BIN" serve -c "$rconf" </dev/null >"$priv/recycle.log" 2>&1 &
+PIDS+=("$!")
+wait_until 15 eval '[[ -S '"$FCGI_SOCKET"' ]]' ||
+    fail "recycling pool" "$(tail -n 3 "$priv/recycle.log")"
+# Apache's kept connections to the stopped pool fail once each: let them.
+seq 1 60 | xargs -P 8 -I{} curl -s -o /dev/null --max-time 30 \
+    "$URL$MOUNT/_health" || true
+ab -q -k -c 16 -n 4000 -s 30 "$URL$MOUNT/_health" >"$par_out" 2>&1
+done_n=$(sed -n 's/^Complete requests: *//p' "$par_out")
+failed_n=$(sed -n 's/^Failed requests: *//p' "$par_out")
+non2xx=$(sed -n 's/^Non-2xx responses: *//p' "$par_out")
+if [[ $done_n == 4000 && $failed_n == 0 && -z $non2xx ]]; then
+	ok "workers recycled every 8 requests: 4000 of 4000 answered 200"
+else
+	fail "workers recycled every 8 requests" "complete ${done_n:-?}, failed ${failed_n:-?}, non-2xx ${non2xx:-0}; $(grep -c 'AH01067' \
+	    "$LOGDIR/apache-reuse-error.log" 2>/dev/null) x AH01067 in the log"
+fi
+# 40 sequential requests on kept connections: a worker serves at least
+# 10 of them, so it is past max_requests, and once idle it is recycled.
+recycled() { grep -c 'recycled$' "$priv/recycle.log" || true; }
+sleep 2
+n0=$(recycled)
+for i in $(seq 1 40); do
+	curl -s -o /dev/null --max-time 15 "$URL$MOUNT/_health"
+done
+wait_until 5 eval '[[ $(recycled) -gt $n0 ]]'
+n1=$(recycled)
+[[ $n1 -gt $n0 ]] && ok "idle after its last request, a worker past max_requests was recycled" ||
+    fail "recycling when idle" "none recycled within 5 s of 40 requests"
+seq 1 80 | xargs -P 4 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+    --max-time 30 "$LIGHTTPD_URL$MOUNT/_health" >"$par_out"
+n200=$(grep -c '^200$' "$par_out")
+wait_until 5 eval '[[ $(recycled) -ge $((n1 + 8)) ]]'
+n2=$(recycled)
+[[ $n200 -eq 80 && $n2 -ge $((n1 + 8)) ]] &&
+    ok "through lighttpd: 80 of 80 answered, $((n2 - n1)) workers recycled" ||
+    fail "through lighttpd" "$n200 of 80 answered 200, $((n2 - n1)) recycled (80 requests, max_requests 8)"
 finish

@@ -115,11 +115,7 @@ kill "$NOTIFY_PID" 2>/dev/null
 # systemd-socket-activate on the stack's socket path; it is restarted at
 # the end as tools/dev starts it.
 
-master=$(cat "$SERVE_PIDFILE")
-STACK_POOL_DOWN=1
-kill -TERM "$master"
-wait_until 30 eval '! alive '"$master" || fail "stack pool" "did not stop"
-rm -f "$FCGI_SOCKET"
+stop_stack_pool
 alog=$priv/activated.log
 setsid systemd-socket-activate -l "$FCGI_SOCKET" "$IDEMORDERS_BIN" serve \
     -c "$IDEMORDERS_CONF" </dev/null >"$alog" 2>&1 &

@@ -44,11 +44,7 @@ jlog=$priv/json.log
 	echo "log_format = json"
 	echo "log_level = debug"
 } >"$jconf"
-master=$(cat "$SERVE_PIDFILE")
-STACK_POOL_DOWN=1
-kill -TERM "$master"
-wait_until 30 eval '! alive '"$master" || fail "stack pool" "did not stop"
-rm -f "$FCGI_SOCKET"
+stop_stack_pool
 setsid "$IDEMORDERS_BIN" serve -c "$jconf" </dev/null >"$jlog" 2>&1 &
 jpid=$!
 PIDS+=("$jpid")

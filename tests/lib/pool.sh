@@ -23,6 +23,17 @@ restore_stack_pool() {
 	wait_until 15 eval '[[ -S '"$FCGI_SOCKET"' ]]'
 }
 
+# Stop the stack's pool and free its socket path for a private one
+# (private_cleanup starts the stack's pool again).
+stop_stack_pool() {
+	local master
+	master=$(cat "$SERVE_PIDFILE")
+	STACK_POOL_DOWN=1
+	kill -TERM "$master"
+	wait_until 30 eval '! alive '"$master" || fail "stack pool" "did not stop"
+	rm -f "$FCGI_SOCKET"
+}
+
 private_cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do
