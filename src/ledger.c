@@ -271,9 +271,10 @@ ledger_batch_insert(struct db_batch *b, const struct ledger_scope *s,
 }
 
 /*
- * Add the update of the caller's PROCESSING row to its final state with
- * the exact response, and a guard: exactly one row changes, or the batch
- * stops there.
+ * Add the update of the caller's PROCESSING row (by its id, which the
+ * claim in this transaction returned) to its final state with the exact
+ * response, and a guard: exactly one row changes, or the batch stops
+ * there.
  */
 int
 ledger_batch_finish(struct db_batch *b, unsigned long long id,

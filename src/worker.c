@@ -311,7 +311,8 @@ worker_main(const struct conf *conf, int listen_fd,
 	struct response		 resp;
 	long			 served = 0;
 	struct timespec		 idle = { 1, 0 };
-	int			 n, nfd, fd, draining, status = WORKER_EXIT_RECYCLE;
+	int			 n, nfd, fd, draining;
+	int			 status = WORKER_EXIT_RECYCLE;
 	enum accept_result	 ar;
 
 #ifdef HAVE_PRCTL
@@ -348,6 +349,8 @@ worker_main(const struct conf *conf, int listen_fd,
 		log_warnx("FastCGI initialisation failed");
 		return WORKER_EXIT_FAILURE;
 	}
+	/* The listening socket, and a kept connection (fr.ipcFd). */
+	pfd[0].fd = listen_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].events = POLLIN;
 	while (!worker_quit) {
@@ -355,8 +358,6 @@ worker_main(const struct conf *conf, int listen_fd,
 		    served >= conf->max_requests;
 		if (draining && fr.ipcFd < 0)
 			break;
-		/* The listening socket, and a kept connection (fr.ipcFd). */
-		pfd[0].fd = listen_fd;
 		nfd = 1;
 		if (fr.ipcFd >= 0) {
 			pfd[1].fd = fr.ipcFd;

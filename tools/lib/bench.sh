@@ -329,13 +329,6 @@ bench_reuse_start() {
 	BENCH_REUSE_PIDFILE=$dir/apache2.pid
 }
 
-bench_reuse_stop() {
-	local dir=$RUN/apache-reuse pid
-	pid=$(pid_alive "$dir/apache2.pid" apache2) || return 0
-	apache2 -d "$dir" -f "$dir/apache2.conf" -k stop >/dev/null 2>&1 9>&- ||
-	    kill -TERM "$pid" 2>/dev/null || true
-	wait_gone "$pid" 15 || kill -KILL "$pid" 2>/dev/null || true
-}
 
 # ------------------------------------------------------------ the stack
 
@@ -462,7 +455,7 @@ bench_end() {
 	set +e
 	[[ -n ${BENCH_SAMPLER:-} ]] && kill "$BENCH_SAMPLER" 2>/dev/null
 	hello_stop
-	[[ $BENCH_KEEP == 1 ]] || bench_reuse_stop
+	[[ $BENCH_KEEP == 1 ]] || apache_reuse_stop
 	if [[ $BENCH_KEEP == 1 ]]; then
 		say "bench: the stack stays up (--keep): IDEMORDERS_STACK=bench $PROG down"
 	else

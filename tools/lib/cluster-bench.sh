@@ -157,10 +157,7 @@ cb_end() {
 	trap - EXIT INT TERM
 	set +e
 	say "cluster bench: stopping the single-node bench stack"
-	# bench_stack_up also starts an Apache with enablereuse=on.
-	if declare -F bench_reuse_stop >/dev/null; then
-		bench_reuse_stop >/dev/null 2>&1
-	fi
+	# stack_down also stops the Apache with enablereuse=on it started.
 	stack_down >/dev/null 2>&1
 	exit "$rc"
 }

@@ -484,6 +484,18 @@ apache_stop() {
 	# Responders spawned by mod_fcgid run our copy of the binary.
 	kill_leftovers "mod_fcgid responders" "^$RUNBIN( |\$)"
 	rm -f "$APACHE_PIDFILE" "$RUN/apache.stamp"
+	apache_reuse_stop
+}
+
+# The second Apache with enablereuse=on that `tools/dev bench` and
+# tests/http/14 start in $RUN/apache-reuse, if it is still up.
+apache_reuse_stop() {
+	local dir=$RUN/apache-reuse pid
+	pid=$(pid_alive "$dir/apache2.pid" apache2) || return 0
+	say "stopping apache2 enablereuse=on (pid $pid)"
+	apache2 -d "$dir" -f "$dir/apache2.conf" -k stop >/dev/null 2>&1 9>&- ||
+	    kill -TERM "$pid" 2>/dev/null || true
+	wait_gone "$pid" 15 || kill -KILL "$pid" 2>/dev/null || true
 }
 
 # ----------------------------------------------------------- whole stack
