@@ -29,13 +29,7 @@ DEADLINE_S=3
 BOUND_MS=$((DEADLINE_S * 1000 + 3000))
 two_line_orders T44
 
-cleanup() {
-	[[ -n $PROXY_PID ]] && proxy pass >/dev/null 2>&1
-	pool_restore
-	proxy_stop
-	rm -rf "$T_TMP"
-}
-trap cleanup EXIT
+trap proxy_cleanup EXIT
 
 START_TS=$(sql "SELECT UTC_TIMESTAMP(6)")
 proxy_start || finish

@@ -15,13 +15,7 @@ DEADLINE_S=3
 BOUND_MS=$((DEADLINE_S * 1000 + 3000))
 two_line_orders T48
 
-cleanup() {
-	[[ -n $PROXY_PID ]] && proxy pass >/dev/null 2>&1
-	pool_restore
-	proxy_stop
-	rm -rf "$T_TMP"
-}
-trap cleanup EXIT
+trap proxy_cleanup EXIT
 
 proxy_start || finish
 pool_swap --proxy workers=4 request_deadline=${DEADLINE_S}s || finish

@@ -17,6 +17,8 @@
 #                                (IDEMORDERS_TEST_ASAN=1 builds it first);
 #                                POOL_LOG is its log
 #   pool_restore                 the stack's own pool again (run on EXIT)
+#   proxy_cleanup                the EXIT trap of a script using the proxy:
+#                                pass, the stack's pool back, proxy stopped
 #   expect_no_asan_reports WHAT  the swapped pool's log has no sanitizer
 #                                report and no worker killed by a signal
 #   db_root_sql "STATEMENT"      SQL as root, no database selected
@@ -86,6 +88,13 @@ proxy_stop() {
 	kill -TERM "$PROXY_PID" 2>/dev/null
 	wait "$PROXY_PID" 2>/dev/null
 	PROXY_PID=
+}
+
+proxy_cleanup() {
+	[[ -n $PROXY_PID ]] && proxy pass >/dev/null 2>&1
+	pool_restore
+	proxy_stop
+	rm -rf "$T_TMP"
 }
 
 # proxy CMD...: send one command, print the answer.
