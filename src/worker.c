@@ -221,6 +221,23 @@ conn_drop(FCGX_Request *fr)
 	fr->ipcFd = -1;
 }
 
+/* Milliseconds of CLOCK_MONOTONIC. */
+static long long
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * How long a new connection waits for a worker without a kept one before
+ * a worker holding an idle kept connection gives that up for it.
+ */
+#define SWAP_WAIT_MS	200
+#define SWAP_POLL_MS	10
+
 enum accept_result {
 	ACCEPT_OK,
 	ACCEPT_NONE,	/* another worker won it, or it was aborted */
@@ -285,10 +302,13 @@ accept_conn(const struct conf *conf, int listen_fd, int *fdp)
  * A web server that keeps its connections (FCGI_KEEP_CONN, Apache's
  * enablereuse=on) sends the next request on the same connection, so a
  * worker holding one waits on it as well as on the listening socket.
- * When a new connection waits while the kept one is idle, the worker
- * closes the idle one and takes the new one: the web server reconnects
- * when it next needs a connection it finds closed, and no request waits
- * for a worker stuck on an idle connection.
+ * When a new connection waits while the kept one is idle, a worker
+ * without a kept connection takes it; when none has within SWAP_WAIT_MS,
+ * a worker closes its idle one and takes the new one: the web server
+ * reconnects when it next needs a connection it finds closed, and no
+ * request waits long for a worker stuck on an idle connection.  (Closing
+ * a kept connection races a request the web server may be sending on
+ * it, so it is the last resort.)
  *
  * A worker that served its max_requests while holding a kept connection
  * does not close it at once: the web server hands a connection back to
@@ -296,7 +316,7 @@ accept_conn(const struct conf *conf, int listen_fd, int *fdp)
  * it sees the close (Apache answers 503, AH01067).  The worker takes no
  * new connection, serves the kept one, and ends when the web server
  * closes it or leaves it idle for a second, or when a new connection
- * waits while it is idle (a fresh worker takes that one, as above).
+ * has waited SWAP_WAIT_MS while it is idle.
  */
 int
 worker_main(const struct conf *conf, int listen_fd,
@@ -313,6 +333,8 @@ worker_main(const struct conf *conf, int listen_fd,
 	struct timespec		 idle = { 1, 0 };
 	int			 n, nfd, fd, draining;
 	int			 status = WORKER_EXIT_RECYCLE;
+	long long		 waiting_since = 0;	/* a new connection */
+	struct timespec		 swap_poll = { 0, SWAP_POLL_MS * 1000000L };
 	enum accept_result	 ar;
 
 #ifdef HAVE_PRCTL
@@ -389,15 +411,29 @@ worker_main(const struct conf *conf, int listen_fd,
 		 */
 		if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			break;
+		if (pfd[0].revents == 0)
+			waiting_since = 0;
 		if (nfd == 1 || pfd[1].revents == 0) {
 			/*
 			 * Only a new connection: swap an idle kept one for
-			 * it, unless a request came in on the kept one since.
+			 * it (draining: make way for a fresh worker), unless
+			 * a request came in on the kept one since, or a
+			 * worker without one may still take it.
 			 */
 			if (nfd == 2 && conn_ready(fr.ipcFd))
 				continue;
-			if (draining)
-				break;	/* make way for a fresh worker */
+			if (nfd == 2) {
+				if (waiting_since == 0)
+					waiting_since = mono_ms();
+				if (mono_ms() - waiting_since < SWAP_WAIT_MS) {
+					/* Watch the kept one meanwhile. */
+					ppoll(&pfd[1], 1, &swap_poll, &waitmask);
+					continue;
+				}
+				if (draining)
+					break;
+			}
+			waiting_since = 0;
 			ar = accept_conn(conf, listen_fd, &fd);
 			if (ar == ACCEPT_NONE)
 				continue;
