@@ -152,15 +152,8 @@ for s in lighttpd apache; do
 	expect_status 200 "$s: health without credentials"
 	req POST "$url$MOUNT" -H 'Idempotency-Key: pkg-1' -H 'Content-Type: application/json' --data-binary "$ORDER"
 	expect_status 401 "$s: create without a user"
-	key=$(unique_key "pkg-$s")
-	post "$url" "$ALICE" "$key" "$ORDER"
-	expect_status 201 "$s: create"
-	first=$BODY
-	post "$url" "$ALICE" "$key" '{"items":[{"qty":2,"sku":"A-10"}],"amount":12000,"currency":"KRW"}'
-	expect_status 201 "$s: replay"
-	expect_header idempotent-replayed true "$s: replay"
-	[[ $BODY == "$first" ]] && ok "$s: replay has the same bytes" ||
-	    fail "$s: replay body" "'$BODY' != '$first'"
+	create_and_replay "$url" "$ALICE" "$(unique_key "pkg-$s")" "$ORDER" \
+	    '{"items":[{"qty":2,"sku":"A-10"}],"amount":12000,"currency":"KRW"}' "$s"
 done
 expect_sql "SELECT COUNT(*), SUM(amount) FROM $PKG_DB.orders" "2	24000" "two orders, one per key"
 expect_sql "SELECT available FROM $PKG_DB.stock WHERE sku = 'A-10'" 96 "stock went down once per order"

@@ -49,7 +49,7 @@ pkg_lock() {
 # release build runs the database tests against it, as under CI they
 # may not skip.
 pkg_check_db() {
-	local conf=$RUNDIR/idemorders-check.conf
+	local conf=$RUNDIR/idemorders-check.conf out
 	[[ -f $conf ]] || { fail "package check database" "no $conf"; return 1; }
 	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_CHECK_DB" >/dev/null &&
 	    "$DEV" sql "CREATE DATABASE $PKG_CHECK_DB CHARACTER SET utf8mb4" >/dev/null &&
@@ -336,7 +336,7 @@ pkg_apache() {
 # the end.  Needs the package installed, its database, stock A-10 and
 # user/group in the config.
 pkg_activation_checks() {
-	local key first kid order
+	local kid order
 	order='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
 	# The notify socket: every datagram the master sends.
 	PKG_NOTIFY=$PKG_RUN/notify.sock
@@ -364,15 +364,9 @@ pkg_activation_checks() {
 	chgrp www-data "$PKG_SOCK"
 	chmod 0660 "$PKG_SOCK"
 
-	key=$(unique_key activated)
-	post "$PKG_LIGHTTPD_URL" "$ALICE" "$key" "$order"
-	expect_status 201 "activation: the first request starts serve on the socket"
-	first=$BODY
-	post "$PKG_LIGHTTPD_URL" "$ALICE" "$key" "$order"
-	expect_status 201 "activation: replay"
-	expect_header idempotent-replayed true "activation: replay"
-	[[ $BODY == "$first" ]] && ok "activation: replay has the same bytes" ||
-	    fail "activation: replay body" "'$BODY'"
+	# The first request starts serve on the socket.
+	create_and_replay "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key activated)" \
+	    "$order" "$order" activation
 	grep -q 'socket activation: serving fd 3' "$PKG_RUN/serve.log" &&
 	    ok "activation: the master serves fd 3, not its listen line" ||
 	    fail "activation log" "$(tail -n 5 "$PKG_RUN/serve.log" | tr '\n' ' ')"
