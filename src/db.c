@@ -129,8 +129,10 @@ db_fail(struct db *db, int class, unsigned int code, const char *msg)
 		db->move = 1;	/* the next connection tries the next node */
 	db->last_class = class;
 	db->last_errno = code;
-	snprintf(db->last_error, sizeof(db->last_error), "%s",
-	    msg != NULL && msg[0] != '\0' ? msg : "no error message");
+	/* A caller may pass the message already recorded: keep it. */
+	if (msg != db->last_error)
+		snprintf(db->last_error, sizeof(db->last_error), "%s",
+		    msg != NULL && msg[0] != '\0' ? msg : "no error message");
 	return class;
 }
 
@@ -195,30 +197,43 @@ db_remaining_ms(const struct db *db)
 }
 
 /*
+ * Bound the client's next reads and writes on this connection by what is
+ * left of the deadline (plus a margin, so that a server-side timeout is
+ * heard before the client gives up; the margin alone once it passed).
+ * Called before every read of a round trip, so that the waits of the
+ * statements of one batch never add up past the deadline.
+ */
+static void
+db_bound_io(struct db *db)
+{
+#ifdef HAVE_MA_PVIO_H
+	long	 left = db_remaining_ms(db);
+	int	 ms;
+
+	if (db->my == NULL || db->my->net.pvio == NULL)
+		return;
+	ms = left > 3600000L ? -1 : (int)(left > 0 ? left : 0) +
+	    DB_IO_MARGIN_MS;
+	db->my->net.pvio->timeout[PVIO_READ_TIMEOUT] = ms;
+	db->my->net.pvio->timeout[PVIO_WRITE_TIMEOUT] = ms;
+#else
+	(void)db;
+#endif
+}
+
+/*
  * Before a round trip: refuse it once the deadline has passed, else bound
- * the client's reads and writes on this connection by what is left (plus
- * a margin, so that a server-side timeout is heard before the client
- * gives up).
+ * its reads and writes by what is left.
  */
 static int
 db_arm(struct db *db)
 {
-	long	 left;
-
 	if (db->my == NULL || db->broken)
 		return db_fail(db, DB_LOST, CR_SERVER_GONE_ERROR,
 		    "not connected");
-	left = db_remaining_ms(db);
-	if (left <= 0)
+	if (db_remaining_ms(db) <= 0)
 		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
-#ifdef HAVE_MA_PVIO_H
-	if (db->my->net.pvio != NULL) {
-		int	 ms = left > 3600000L ? -1 : (int)left + DB_IO_MARGIN_MS;
-
-		db->my->net.pvio->timeout[PVIO_READ_TIMEOUT] = ms;
-		db->my->net.pvio->timeout[PVIO_WRITE_TIMEOUT] = ms;
-	}
-#endif
+	db_bound_io(db);
 	return DB_OK;
 }
 
@@ -352,11 +367,11 @@ db_node_ready(struct db *db)
  * transactions, UTC, strict SQL; on a Galera node, causal reads
  * (wsrep_sync_wait = 1: every read sees every transaction committed
  * anywhere in the cluster before it) and a node that is Synced and
- * Primary.  The connect timeout is the smaller of db_connect_timeout and
- * what is left of the deadline.
+ * Primary.  The deadline in force bounds it all; in_request tells
+ * whether a request's deadline bounds the statements that follow.
  */
-int
-db_connect(struct db *db)
+static int
+db_open(struct db *db, int in_request)
 {
 	const struct conf	*c = db->conf;
 	MYSQL_RES		*res;
@@ -380,7 +395,7 @@ db_connect(struct db *db)
 		    "out of memory");
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
 #ifndef HAVE_MA_PVIO_H
-	if (left != LONG_MAX) {
+	if (in_request) {
 		/* Without per-call bounds: the whole deadline, once. */
 		unsigned int rw_s = (unsigned int)((c->request_deadline_ms +
 		    999) / 1000) + 1;
@@ -438,6 +453,26 @@ db_connect(struct db *db)
 		return rc;
 	}
 	return DB_OK;
+}
+
+/*
+ * Connect and set the session up within the smaller of
+ * db_connect_timeout and what is left of the deadline (outside a
+ * request, db_connect_timeout alone): a server that stalls after the
+ * handshake never holds a worker for longer.
+ */
+int
+db_connect(struct db *db)
+{
+	struct timespec	 saved = db->deadline;
+	long		 left = db_remaining_ms(db);
+	int		 rc;
+
+	if (left > db->conf->db_connect_timeout_ms)
+		db_set_deadline(db, db->conf->db_connect_timeout_ms);
+	rc = db_open(db, left != LONG_MAX);
+	db->deadline = saved;
+	return rc;
 }
 
 /* Connect if not connected, or if the connection broke. */
@@ -878,6 +913,7 @@ db_batch_run(struct db *db, struct db_batch *b)
 	if (mysql_real_query(db->my, b->sql.p, (unsigned long)b->sql.len) != 0)
 		goto failed;
 	for (;;) {
+		db_bound_io(db);
 		res = mysql_store_result(db->my);
 		if (res == NULL && (mysql_field_count(db->my) != 0 ||
 		    mysql_errno(db->my) != 0))
@@ -902,6 +938,7 @@ db_batch_run(struct db *db, struct db_batch *b)
 		if (wrong < 0)
 			b->done = i + 1;
 		i++;
+		db_bound_io(db);
 		st = mysql_next_result(db->my);
 		if (st > 0 || (st == -1 && mysql_errno(db->my) != 0))
 			goto failed;	/* statement i, or its answer */

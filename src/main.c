@@ -161,8 +161,8 @@ main(int argc, char *argv[])
 	else if (strcmp(cmd, "check-config") == 0) {
 		db_init(&db, conf);
 		if (db_connect(&db) != DB_OK) {
-			fprintf(stderr, "%s: database: %s\n", path,
-			    db.last_error);
+			fprintf(stderr, "%s: database: %s (%u)\n", path,
+			    db.last_error, db.last_errno);
 			rc = 1;
 		} else {
 			printf("%s: configuration OK, database reachable\n",

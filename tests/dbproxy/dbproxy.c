@@ -9,7 +9,7 @@
  * command, one line of answer ("ok ..." or "error ..."):
  *
  *	pass			forward everything (the default); clears
- *				hold, delay, refuse and any armed cut
+ *				hold, delay, refuse, stalls and any armed cut
  *	cut			close every proxied connection now
  *	cut-after-bytes N server|client
  *				forward N more bytes in that direction,
@@ -19,6 +19,10 @@
  *				nothing, new connections are held too
  *	delay MS		forward each chunk MS milliseconds late
  *	refuse			close new connections at once
+ *	stall-after-login	new connections forward the server's greeting,
+ *				the client's login packet and the server's
+ *				answer, then nothing the client sends: a
+ *				server that hangs after the handshake
  *	stats			counters and the current mode
  *	trace on|off		log the size of every chunk read to stderr
  *
@@ -73,6 +77,9 @@ struct pair {
 	int		 fd[2];		/* [0] client, [1] server */
 	struct queue	 q[2];		/* indexed by enum dir */
 	unsigned long	 id;
+	int		 stall;		/* stall after the login packet */
+	long long	 login_left;	/* its bytes not yet forwarded, -1
+					   before its header is read */
 };
 
 struct control {
@@ -86,7 +93,7 @@ struct proxy {
 	const char	*upstream;
 	struct pair	*pairs[MAX_PAIRS];
 	struct control	 controls[MAX_CONTROL];
-	int		 hold, refuse, trace;
+	int		 hold, refuse, trace, stall_login;
 	long		 delay_ms;
 	long long	 cut_left[2];	/* bytes before a cut, -1 unarmed */
 	unsigned long	 accepted, refused, cuts, next_id;
@@ -288,6 +295,8 @@ accept_client(struct proxy *px)
 	p->fd[0] = fd;
 	p->fd[1] = up;
 	p->id = ++px->next_id;
+	p->stall = px->stall_login;
+	p->login_left = -1;
 	px->pairs[i] = p;
 }
 
@@ -328,6 +337,13 @@ pair_read(struct proxy *px, struct pair *p, enum dir d)
 	return 0;
 }
 
+/* Whether direction d of p forwards nothing more (stalled after login). */
+static int
+stalled(const struct pair *p, int d)
+{
+	return d == C2S && p->stall && p->login_left == 0;
+}
+
 /*
  * Write the due chunks of direction d to its destination; 0, or -1 to
  * close the pair (an error, the source's end, or an armed cut reached).
@@ -344,6 +360,17 @@ pair_write(struct proxy *px, struct pair *p, enum dir d)
 	while (!px->hold && q->head != NULL && q->head->due_ms <= now) {
 		c = q->head;
 		len = c->len - c->off;
+		if (d == C2S && p->stall) {
+			/* The login packet: 3 bytes of length, 1 of sequence. */
+			if (p->login_left == -1 && c->off == 0 && c->len >= 3)
+				p->login_left = 4 + ((long long)(unsigned char)
+				    c->data[0] | (unsigned char)c->data[1] << 8 |
+				    (unsigned char)c->data[2] << 16);
+			if (p->login_left <= 0)
+				return 0;
+			if ((long long)len > p->login_left)
+				len = (size_t)p->login_left;
+		}
 		if (px->cut_left[d] == 0) {
 			px->cut_left[d] = -1;
 			px->cuts++;
@@ -357,6 +384,8 @@ pair_write(struct proxy *px, struct pair *p, enum dir d)
 		if (n <= 0)
 			return -1;
 		px->moved[d] += (unsigned long long)n;
+		if (d == C2S && p->stall)
+			p->login_left -= n;
 		if (px->cut_left[d] > 0) {
 			px->cut_left[d] -= n;
 			if (px->cut_left[d] == 0) {
@@ -407,7 +436,10 @@ control_run(struct proxy *px, char *line, char *out, size_t outsz)
 		return;
 	}
 	if (strcmp(cmd, "pass") == 0) {
-		px->hold = px->refuse = 0;
+		px->hold = px->refuse = px->stall_login = 0;
+		for (i = 0; i < MAX_PAIRS; i++)
+			if (px->pairs[i] != NULL)
+				px->pairs[i]->stall = 0;
 		px->delay_ms = 0;
 		px->cut_left[C2S] = px->cut_left[S2C] = -1;
 		snprintf(out, outsz, "ok pass");
@@ -452,6 +484,9 @@ control_run(struct proxy *px, char *line, char *out, size_t outsz)
 		}
 		px->delay_ms = (long)n;
 		snprintf(out, outsz, "ok delay %lld", n);
+	} else if (strcmp(cmd, "stall-after-login") == 0) {
+		px->stall_login = 1;
+		snprintf(out, outsz, "ok stall-after-login");
 	} else if (strcmp(cmd, "refuse") == 0) {
 		px->refuse = 1;
 		snprintf(out, outsz, "ok refuse");
@@ -543,7 +578,8 @@ poll_timeout(struct proxy *px)
 		if (px->pairs[i] == NULL)
 			continue;
 		for (d = 0; d < 2; d++) {
-			if (px->pairs[i]->q[d].head == NULL)
+			if (px->pairs[i]->q[d].head == NULL ||
+			    stalled(px->pairs[i], d))
 				continue;
 			due = px->pairs[i]->q[d].head->due_ms;
 			if (first == -1 || due < first)
@@ -592,6 +628,7 @@ proxy_loop(struct proxy *px)
 				if (!p->q[k].eof && p->q[k].bytes < QUEUE_MAX)
 					pfd[n].events |= POLLIN;
 				if (!px->hold && p->q[!k].head != NULL &&
+				    !stalled(p, !k) &&
 				    p->q[!k].head->due_ms <= now)
 					pfd[n].events |= POLLOUT;
 				n++;
