@@ -59,12 +59,17 @@ struct attempt_ctx {
 	const struct create_request	*req;
 	struct ledger_scope		 scope;
 	int				 attempt;	/* 1, 2, ... */
+	int				 unknown;	/* a COMMIT's outcome was
+							   unknown: sticky */
+
 
 	/* This attempt's state. */
 	int				 claimed;	/* ledger row inserted */
 	int				 savepoint;
 	int				 locked;	/* rows[] hold the stock */
 	int				 commit_fault;	/* before_commit acted */
+	int				 settled;	/* resp comes from a ledger
+							   row or this COMMIT */
 	struct stock_row		 rows[ORDER_ITEMS_MAX];
 	unsigned long long		 id;		/* the order */
 	time_t				 created;
@@ -96,6 +101,20 @@ backoff_ms(const struct conf *conf, int n)
 	if (cap > conf->retry_backoff_max_ms)
 		cap = conf->retry_backoff_max_ms;
 	return random() % (cap + 1);
+}
+
+/*
+ * The answer while the outcome of an earlier COMMIT of this request is
+ * unknown and nothing read since settled it: the order may exist.
+ */
+static void
+answer_unconfirmed(struct response *resp)
+{
+	response_error(resp, 503, "REQUEST_STATUS_UNCONFIRMED", "the outcome "
+	    "of this request could not be confirmed: the order may have been "
+	    "stored; retry with the same key");
+	response_header(resp, "Retry-After", "1");
+	resp->outcome = "unconfirmed";
 }
 
 /* The answer once transient failures have used up the attempts. */
@@ -247,6 +266,7 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 {
 	int	 terminal = ledger_terminal(rec->state);
 
+	c->settled = 1;
 	if (rec->state == LEDGER_EXPIRED || (terminal && rec->expired)) {
 		/* Expired is final whatever the body: never a new order. */
 		answer_expired(c, rec->resource_id, resp);
@@ -293,14 +313,6 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		    c->db->last_errno);
 		a = rc == DB_UNAVAILABLE ? retry_unavailable(c, resp) :
 		    retry_transient(c, resp);
-		if (!replayed) {
-			/* The outcome of our own COMMIT stays unknown. */
-			response_error(resp, 503, "REQUEST_STATUS_UNCONFIRMED",
-			    "the outcome of this request could not be "
-			    "confirmed; retry with the same key");
-			response_header(resp, "Retry-After", "1");
-			resp->outcome = "unconfirmed";
-		}
 	} else if (rc == 0) {
 		/* The owner rolled back meanwhile, or its commit is unseen. */
 		response_error(resp, 409, "REQUEST_STATUS_UNCONFIRMED",
@@ -381,6 +393,7 @@ answer_purged(struct attempt_ctx *c, struct response *resp)
 	if (rc == 1)
 		order_id_format(order_id, sizeof(order_id), id);
 	answer_expired(c, order_id, resp);
+	c->settled = 1;
 	return ATTEMPT_DONE;
 }
 
@@ -394,6 +407,7 @@ commit_unknown(struct attempt_ctx *c, struct response *resp)
 {
 	log_warnx("key %s: outcome of COMMIT unknown (%s, %u); reading the "
 	    "ledger", c->scope.key, c->db->last_error, c->db->last_errno);
+	c->unknown = 1;
 	if (db_remaining_ms(c->db) < RECOVERY_GRACE_MS)
 		db_set_deadline(c->db, RECOVERY_GRACE_MS);
 	return answer_from_record(c, 0, resp);
@@ -720,6 +734,7 @@ step_finish(struct attempt_ctx *c, struct response *resp)
 	a = run_part(c, order_stmt, FP_COUNT, NULL, resp);
 	if (a != ATTEMPT_NEXT)
 		return a;
+	c->settled = 1;
 	if (FAULT(req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
 		return ATTEMPT_DROP;
 	return ATTEMPT_DONE;
@@ -799,6 +814,7 @@ step_commit(struct attempt_ctx *c, struct response *resp)
 		return commit_unknown(c, resp);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "commit", resp);
+	c->settled = 1;
 	if (FAULT(c->req->fault, FP_AFTER_COMMIT, c->attempt) == FAULT_DROP)
 		return ATTEMPT_DROP;
 	return ATTEMPT_DONE;
@@ -811,6 +827,7 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	enum attempt	 a;
 
 	c->claimed = c->savepoint = c->locked = c->commit_fault = 0;
+	c->settled = 0;
 	a = step_connect(c, resp);
 	if (a == ATTEMPT_NEXT && c->attempt == 1)
 		a = fast_path(c, resp);
@@ -861,6 +878,9 @@ order_create(struct db *db, const struct conf *conf,
 	db_set_deadline(db, conf->request_deadline_ms);
 	for (c->attempt = 1;; c->attempt++) {
 		a = create_attempt(c, resp);
+		/* Once an outcome was unknown, only a row or a COMMIT says. */
+		if (c->unknown && !c->settled)
+			answer_unconfirmed(resp);
 		if (a == ATTEMPT_DONE)
 			break;
 		if (a == ATTEMPT_DROP) {

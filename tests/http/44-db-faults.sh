@@ -11,6 +11,8 @@
 #  - (cuts at growing byte offsets inside the transaction, the stock-lock
 #    result among them: tests/http/48-db-cut-sweep.sh;)
 #  - the answer to COMMIT lost (committed, then cut): 201 from the ledger;
+#    the same, then connections refused for the rest of the deadline:
+#    503 REQUEST_STATUS_UNCONFIRMED (never "nothing was stored");
 #    COMMIT itself lost (never reached the server): 201, 409 unconfirmed
 #    or 503;
 #  - every connection cut while idle: the next POST creates (201);
@@ -80,6 +82,37 @@ for s in $HTTP_SERVERS; do
 	expect_no_header idempotent-replayed "$w"
 	expect_rows_sane "$key" "$sku" 50 2 "$w"
 	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+	post_order "$url" "$key" "$body"
+	expect_status 201 "$w: retry"
+	expect_header idempotent-replayed true "$w: retry"
+	expect_body_json .orderId "$oid" "$w: retry"
+	expect_one_order "$key" "$sku" 48 "$oid" "$w: after the retry"
+
+	# --- the answer to COMMIT lost, then the database out of reach -------
+	# Every later answer of the request that does not come from a ledger
+	# row says the outcome is unconfirmed, never that nothing was stored.
+	w="$s answer to COMMIT lost, then no database"
+	sku=$(new_sku T44-dark 50)
+	key=$(unique_key "t44-$s-dark")
+	body=$(order_body "$sku" 2)
+	settle_reads
+	c0=$(proxy_stat cuts)
+	bg_post "$o-dark" "$url" "$key" "$body" before_commit=sleep1500
+	pid=$!
+	sleeping_worker >/dev/null ||
+	    echo "note   $w: no worker seen sleeping; arming anyway"
+	proxy cut-after-bytes 0 server >/dev/null
+	proxy refuse >/dev/null
+	wait "$pid"
+	proxy pass >/dev/null
+	bg_load "$o-dark"
+	[[ $(proxy_stat cuts) -gt $c0 ]] && ok "$w: the proxy cut" ||
+	    fail "$w: cut" "the proxy cut nothing"
+	expect_problem 503 REQUEST_STATUS_UNCONFIRMED "$w"
+	expect_503_retry "$w"
+	expect_sql_value "$w: the order was committed" 1 "$(orders_for "$key")"
+	expect_rows_sane "$key" "$sku" 50 2 "$w"
+	oid=$(order_of "$key")
 	post_order "$url" "$key" "$body"
 	expect_status 201 "$w: retry"
 	expect_header idempotent-replayed true "$w: retry"

@@ -29,7 +29,7 @@
 #                                stock = INITIAL - QTY x orders
 #   now_ms                       milliseconds since the epoch
 #   two_line_orders PREFIX | warm_statements PREFIX
-#   bg_get OUT URL | parked_cut OUT URL KEY BODY FAULT CMD...
+#   bg_get OUT URL | parked_cut OUT URL KEY BODY FAULT CMD... | settle_reads
 #   expect_status_in WHAT STATUS... | expect_503_retry WHAT
 #   expect_within WHAT MS (BOUND_MS) | retry_creates_one KEY SKU INITIAL QTY BODY URL WHAT
 
@@ -335,6 +335,11 @@ bg_get() {
 	BG_PID=$!
 }
 
+# settle_reads: a worker idle for a second with a read left open ends it
+# (a ROLLBACK): wait that out, so that an armed cut meets the answer the
+# test aims at, not that ROLLBACK's.
+settle_reads() { sleep 1.2; }
+
 # parked_cut OUT URL KEY BODY FAULT CMD...: POST with FAULT (a sleep at a
 # fault point); once a worker sleeps there, send CMD to the proxy; wait
 # for the answer, disarm the proxy, load the answer.  CUT is 1 when the
@@ -342,6 +347,7 @@ bg_get() {
 parked_cut() {
 	local out=$1 url=$2 key=$3 body=$4 fault=$5 c0 pid
 	shift 5
+	settle_reads
 	c0=$(proxy_stat cuts)
 	bg_post "$out" "$url" "$key" "$body" "$fault"
 	pid=$!
