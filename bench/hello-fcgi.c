@@ -33,7 +33,7 @@ hello(struct db *db, const struct conf *conf, struct request *req,
 	return CREATE_ANSWER;
 }
 
-static const struct worker_ops hello_ops = { hello, 0 };
+static const struct worker_ops hello_ops = { hello, 0, NULL };
 
 int
 main(int argc, char *argv[])

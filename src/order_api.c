@@ -223,6 +223,25 @@ out:
 	return result;
 }
 
+/*
+ * Every answer to POST, whatever refused it, echoes the Idempotency-Key
+ * it was sent when the header is printable and of a sane length.
+ */
+void
+order_api_echo_key(const struct request *req, struct response *resp)
+{
+	const char	*raw = req->idempotency_key;
+	size_t		 i;
+
+	if (req->method == NULL || strcmp(req->method, "POST") != 0 ||
+	    raw == NULL || strlen(raw) > 2 * IDEM_KEY_MAX)
+		return;
+	for (i = 0; raw[i] >= 0x20 && raw[i] < 0x7f; i++)
+		;
+	if (raw[i] == '\0')
+		response_header(resp, "Idempotency-Key", "%s", raw);
+}
+
 /* Answer one request. */
 enum create_result
 order_api_handle(struct db *db, const struct conf *conf, struct request *req,
@@ -230,8 +249,6 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 {
 	struct route_match	 m;
 	enum create_result	 result = CREATE_ANSWER;
-	const char		*raw = req->idempotency_key;
-	size_t			 i;
 
 	router_match(conf->mount, req->uri, req->method, &m);
 	if (m.id == ROUTE_NONE || (m.id == ROUTE_METRICS && !conf->metrics)) {
@@ -266,14 +283,6 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		break;
 	case ROUTE_ORDERS:
 		result = handle_create(db, conf, req, resp);
-		/* Every answer to POST echoes a printable Idempotency-Key. */
-		if (raw != NULL && strlen(raw) <= 2 * IDEM_KEY_MAX) {
-			for (i = 0; raw[i] >= 0x20 && raw[i] < 0x7f; i++)
-				;
-			if (raw[i] == '\0')
-				response_header(resp, "Idempotency-Key", "%s",
-				    raw);
-		}
 		break;
 	default:
 		break;

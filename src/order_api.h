@@ -33,5 +33,6 @@ struct request {
 
 enum create_result order_api_handle(struct db *, const struct conf *,
 	    struct request *, struct response *);
+void	order_api_echo_key(const struct request *, struct response *);
 
 #endif

@@ -33,7 +33,9 @@
 static volatile sig_atomic_t worker_quit;
 
 /* The order service. */
-const struct worker_ops worker_orders = { order_api_handle, 1 };
+const struct worker_ops worker_orders = {
+	order_api_handle, 1, order_api_echo_key
+};
 
 /* SIGTERM: finish the request in hand, then leave. */
 static void
@@ -169,6 +171,8 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	} else
 		result = ops->handle(ops->needs_db ? db : NULL, conf, &req,
 		    resp);
+	if (ops->finish != NULL)
+		ops->finish(&req, resp);
 	if (result == CREATE_DROP) {
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);

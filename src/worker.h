@@ -16,9 +16,13 @@ struct response;
 typedef enum create_result (*request_handler)(struct db *,
     const struct conf *, struct request *, struct response *);
 
+/* Completes every answer, whoever made it (may be NULL). */
+typedef void (*answer_finisher)(const struct request *, struct response *);
+
 struct worker_ops {
 	request_handler	 handle;
 	int		 needs_db;
+	answer_finisher	 finish;
 };
 
 /* Exit statuses a worker reports to the supervisor. */

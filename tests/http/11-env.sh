@@ -60,4 +60,21 @@ expect_problem 401 UNAUTHENTICATED "socket, POST with HTTP_AUTHORIZATION only"
 fcgi_req GET "$MOUNT/o-999999" REMOTE_USER=alice
 expect_problem 404 ORDER_NOT_FOUND "socket, REMOTE_USER=alice"
 
+# Every answer to POST echoes the key, the refusals before any handler
+# included: no principal, no frontend secret, no such path, a method the
+# path does not take.
+post_echo() {	# STATUS CODE WHAT URI [NAME=VALUE...]
+	local status=$1 code=$2 what=$3 uri=$4
+	shift 4
+	fcgi_req -d '{}' POST "$uri" CONTENT_TYPE=application/json \
+	    HTTP_IDEMPOTENCY_KEY=k-env-echo "$@"
+	expect_problem "$status" "$code" "socket, POST $what"
+	expect_header idempotency-key k-env-echo "socket, POST $what: key echoed"
+}
+post_echo 401 UNAUTHENTICATED "without REMOTE_USER" "$MOUNT"
+FCGI_NO_SECRET=1 post_echo 403 FRONTEND_SECRET_MISMATCH \
+    "without the frontend secret" "$MOUNT" REMOTE_USER=alice
+post_echo 404 NOT_FOUND "to an unknown path" "$MOUNT/a/b" REMOTE_USER=alice
+post_echo 405 METHOD_NOT_ALLOWED "to an order" "$MOUNT/o-1" REMOTE_USER=alice
+
 finish
