@@ -28,6 +28,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@
 #define AUDIT_DETAIL_MAX	320
 #define AUDIT_FOREVER_S		(100LL * 366 * 86400)
 #define AUDIT_CLOCK_MARGIN_S	60
+/* The last second FROM_UNIXTIME() takes (MariaDB before 11.5). */
+#define AUDIT_SINCE_MAX		2147483647LL
 
 /* The one number a check's SQL takes. */
 enum audit_param {
@@ -365,8 +368,14 @@ audit_run(const struct conf *conf, int json, long long since, FILE *fp)
 		log_warn("calloc");
 		return AUDIT_ERROR;
 	}
-	gmtime_r(&t, &tm);
-	strftime(since_text, sizeof(since_text), "%Y-%m-%d %H:%M:%S UTC\n", &tm);
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(since_text, sizeof(since_text), "%Y-%m-%d %H:%M:%S UTC\n",
+	    &tm) == 0) {
+		fprintf(stderr, "idemorders audit: since %lld: not a date\n",
+		    since);
+		free(res);
+		return AUDIT_ERROR;
+	}
 	retention = conf->key_retention_ms / 1000;
 	if (conf->tombstone_retention_ms == 0)
 		purge_age = AUDIT_FOREVER_S;
@@ -417,8 +426,9 @@ out:
 }
 
 /*
- * Parse --since: "@EPOCH" (seconds) or a duration back from now ("90m",
- * "24h").  Returns 0, or -1 if malformed.
+ * Parse --since: "@EPOCH" (seconds, at most AUDIT_SINCE_MAX) or a
+ * duration back from now ("90m", "24h").  Returns 0, or -1 if malformed
+ * or out of range.
  */
 static int
 parse_since(const char *s, long long *since)
@@ -430,8 +440,9 @@ parse_since(const char *s, long long *since)
 	if (s[0] == '@') {
 		if (s[1] < '0' || s[1] > '9')
 			return -1;
+		errno = 0;
 		n = strtoll(s + 1, &end, 10);
-		if (*end != '\0' || n < 0)
+		if (errno != 0 || *end != '\0' || n < 0 || n > AUDIT_SINCE_MAX)
 			return -1;
 		*since = n;
 		return 0;
@@ -458,8 +469,9 @@ audit_command(const char *path, int json, const char *since_arg)
 
 	if (since_arg != NULL && parse_since(since_arg, &since) == -1) {
 		fprintf(stderr, "idemorders audit: --since \"%s\": expected "
-		    "@EPOCH_SECONDS or a duration such as 90m or 24h\n",
-		    since_arg);
+		    "@EPOCH_SECONDS (0 to %lld, the database's FROM_UNIXTIME "
+		    "range) or a duration such as 90m or 24h\n", since_arg,
+		    (long long)AUDIT_SINCE_MAX);
 		return AUDIT_ERROR;
 	}
 	if (conf_load(&conf, path, err, sizeof(err)) == -1) {

@@ -222,6 +222,13 @@ rc=$?
 "$IDEMORDERS_BIN" audit -c "$CONF" --since yesterday >/dev/null 2>&1
 rc=$?
 [[ $rc == 2 ]] && ok "--since yesterday: refused, exit 2" || fail "--since yesterday" "exit $rc"
+# A moment the database cannot compare with is refused, never "clean".
+for when in @99999999999999999999 @2147483648 @4102444800; do
+	out=$("$IDEMORDERS_BIN" audit -c "$CONF" --since "$when" 2>&1)
+	rc=$?
+	[[ $rc == 2 && $out == *"--since \"$when\""* && $out != *clean* ]] &&
+	    ok "--since $when: refused, exit 2" || fail "--since $when" "exit $rc: $out"
+done
 psql "INSERT INTO order_items SELECT * FROM saved; DROP TABLE saved"
 expect_clean "items of $a1 restored"
 
