@@ -75,8 +75,8 @@ utf8_len(const unsigned char *s, size_t n)
  * becomes U+FFFD, so the line is always valid JSON; what does not fit is
  * cut between characters and the string still closes.
  */
-static void
-json_string(char *out, size_t size, size_t *used, const char *s)
+void
+log_json_string(char *out, size_t size, size_t *used, const char *s)
 {
 	const unsigned char	*p = (const unsigned char *)s;
 	char			 esc[8];
@@ -197,7 +197,7 @@ vlog(int pri, int err, const char *fmt, va_list ap)
 	append(line, sizeof(line), &used, "{\"time\":\"%s\",\"level\":\"%s\","
 	    "\"pid\":%ld,\"msg\":", stamp, level_names[pri & 7],
 	    (long)getpid());
-	json_string(line, sizeof(line) - 1, &used, msg);
+	log_json_string(line, sizeof(line) - 1, &used, msg);
 	append(line, sizeof(line), &used, "}");
 	emit(pri, line);
 }
@@ -229,27 +229,28 @@ log_request(const struct log_request *r)
 	timestamp(stamp, sizeof(stamp));
 	append(line, sizeof(line), &used, "{\"time\":\"%s\",\"level\":"
 	    "\"info\",\"pid\":%ld,\"method\":", stamp, (long)getpid());
-	json_string(line, sizeof(line) - 1, &used, r->method ? r->method : "");
+	log_json_string(line, sizeof(line) - 1, &used,
+	    r->method ? r->method : "");
 	append(line, sizeof(line), &used, ",\"path\":");
-	json_string(line, sizeof(line) - 1, &used, path);
+	log_json_string(line, sizeof(line) - 1, &used, path);
 	append(line, sizeof(line), &used, ",\"principal\":");
 	if (r->principal != NULL)
-		json_string(line, sizeof(line) - 1, &used, r->principal);
+		log_json_string(line, sizeof(line) - 1, &used, r->principal);
 	else
 		append(line, sizeof(line), &used, "null");
 	append(line, sizeof(line), &used, ",\"key\":");
 	if (r->key != NULL)
-		json_string(line, sizeof(line) - 1, &used, r->key);
+		log_json_string(line, sizeof(line) - 1, &used, r->key);
 	else
 		append(line, sizeof(line), &used, "null");
 	append(line, sizeof(line), &used, ",\"status\":%d,\"code\":",
 	    r->status);
 	if (r->code != NULL)
-		json_string(line, sizeof(line) - 1, &used, r->code);
+		log_json_string(line, sizeof(line) - 1, &used, r->code);
 	else
 		append(line, sizeof(line), &used, "null");
 	append(line, sizeof(line), &used, ",\"outcome\":");
-	json_string(line, sizeof(line) - 1, &used,
+	log_json_string(line, sizeof(line) - 1, &used,
 	    r->outcome ? r->outcome : "");
 	append(line, sizeof(line), &used, ",\"attempts\":%d,"
 	    "\"duration_ms\":%.3f}", r->attempts, r->duration_ms);
