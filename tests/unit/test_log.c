@@ -169,8 +169,9 @@ test_json_lines(void)
 	rewind(fp);
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		n = strlen(line);
-		CU_ASSERT(n > 0 && line[n - 1] == '\n');
-		line[--n] = '\0';
+		CU_ASSERT_FATAL(n > 0 && line[n - 1] == '\n');
+		if (n > 0)
+			line[--n] = '\0';
 		if (!valid_utf8(line, n))
 			fprintf(stderr, "\n  log line not valid UTF-8: %s",
 			    line);
