@@ -23,7 +23,6 @@
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 . "$(dirname -- "$0")/../lib/dbfaults.sh"
 
-T54_PORT=$((13307 + ${IDEMORDERS_PORT_OFFSET:-0} + 30))
 T54_DIR=$T_TMP/mariadb
 T54_CNF=$T54_DIR/my.cnf
 # The pool drops to its own user: the socket must be where it can reach.
@@ -62,7 +61,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A MariaDB of our own whose InnoDB can grow to T54_MAX_MB and no more.
+# A MariaDB of our own whose InnoDB can grow to T54_MAX_MB and no more,
+# on a unix socket only (no port to share with other stacks).
 t54_start() {
 	local i
 	mkdir -p "$T54_DIR/db"
@@ -74,8 +74,7 @@ user = root
 [mariadbd]
 datadir = $T54_DIR/db
 socket = $T54_SOCK
-port = $T54_PORT
-bind-address = 127.0.0.1
+skip-networking
 pid-file = $T54_PIDFILE
 log-error = $T54_ERR
 user = root
