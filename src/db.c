@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <mysql.h>
@@ -31,6 +32,12 @@
 #ifndef ER_CONNECTION_KILLED
 #define ER_CONNECTION_KILLED	1927
 #endif
+#ifndef ER_TEMP_FILE_WRITE_FAILURE
+#define ER_TEMP_FILE_WRITE_FAILURE	1878
+#endif
+
+/* errno 28 (ENOSPC) as the server writes it into a message (%M). */
+#define DB_ENOSPC		28
 
 /* The class of every error number that is not DB_ERROR. */
 static const struct db_errclass {
@@ -83,6 +90,44 @@ db_class_of(unsigned int code)
 	return code == 0 ? DB_OK : DB_ERROR;
 }
 
+/*
+ * 1 when a server error says that the database is out of space: a table
+ * or tablespace full (1114), the disk full (1021), a temporary file that
+ * could not be written (1878), or any error whose message carries errno
+ * 28 (ENOSPC), which only the text holds: "Got error 28 ... from storage
+ * engine" (1030), "Error writing file ... (errno: 28 ...)" (1026, 3),
+ * MySQL's "(Errcode: 28 - ...)".
+ */
+int
+db_out_of_space(unsigned int code, const char *msg)
+{
+	static const char *const marks[] = { "errno: ", "errcode: ",
+	    "error " };
+	const char	*p;
+	size_t		 i, len;
+	char		*end;
+	long		 n;
+
+	if (code == ER_RECORD_FILE_FULL || code == ER_DISK_FULL ||
+	    code == ER_TEMP_FILE_WRITE_FAILURE)
+		return 1;
+	if (msg == NULL)
+		return 0;
+	for (p = msg; *p != '\0'; p++) {
+		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+			len = strlen(marks[i]);
+			if (strncasecmp(p, marks[i], len) != 0)
+				continue;
+			if (p[len] < '0' || p[len] > '9')
+				continue;
+			n = strtol(p + len, &end, 10);
+			if (n == DB_ENOSPC && (*end < '0' || *end > '9'))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* The name of an error class, for logs. */
 const char *
 db_class_name(int class)
@@ -119,6 +164,9 @@ db_fail(struct db *db, int class, unsigned int code, const char *msg)
 		class = db_class_of(code);
 		if (class == DB_OK)	/* a failure without a number */
 			class = DB_ERROR;
+		/* Out of space: nothing was written; retry later. */
+		if (class == DB_ERROR && db_out_of_space(code, msg))
+			class = DB_UNAVAILABLE;
 	}
 	for (i = 0; i < sizeof(db_errclasses) / sizeof(db_errclasses[0]); i++)
 		if (db_errclasses[i].code == code && db_errclasses[i].drop)

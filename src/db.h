@@ -30,8 +30,9 @@ enum db_err {
 	DB_UNKNOWN = -4,	/* COMMIT sent but its answer lost or
 				   ambiguous: read the ledger to know */
 	DB_UNAVAILABLE = -5,	/* read-only, too many connections, no
-				   statements left, node not ready: retry
-				   later, nothing written */
+				   statements left, node not ready, out of
+				   space (db_out_of_space()): retry later,
+				   nothing written */
 	DB_ERROR = -6,		/* anything else: a refused statement, a
 				   broken schema, a bug */
 };
@@ -109,6 +110,7 @@ int	db_fetch_column(struct db *, MYSQL_STMT *, MYSQL_BIND *,
 	    unsigned int);
 void	db_stmt_done(struct db *, MYSQL_STMT *);
 int	db_fail(struct db *, int, unsigned int, const char *);
+int	db_out_of_space(unsigned int, const char *);
 const char *db_class_name(int);
 
 /*

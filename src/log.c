@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 
 #define LOG_LINE_MAX	2048
 
@@ -47,38 +48,19 @@ log_init(const char *procname, int to_syslog, int level)
 		openlog(procname, LOG_PID | LOG_NDELAY, log_facility);
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t	 len, i;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /*
  * Append s as a JSON string (quotes included) to out, which holds *used
- * of size bytes.  Control characters are escaped and invalid UTF-8
- * becomes U+FFFD, so the line is always valid JSON; what does not fit is
- * cut between characters and the string still closes.
+ * of size bytes.  Control characters are escaped and each byte that
+ * starts no valid UTF-8 sequence (by utf8.c: no overlong form, no
+ * surrogate, nothing above U+10FFFF) becomes U+FFFD, so the line is
+ * always valid JSON and valid UTF-8; what does not fit is cut between
+ * characters and the string still closes.
  */
-static void
-json_string(char *out, size_t size, size_t *used, const char *s)
+void
+log_json_string(char *out, size_t size, size_t *used, const char *s)
 {
 	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + strlen(s);
 	char			 esc[8];
 	const char		*piece;
 	size_t			 n, len;
@@ -99,7 +81,7 @@ json_string(char *out, size_t size, size_t *used, const char *s)
 			piece = (const char *)p;
 			n = 1;
 		} else {
-			len = utf8_len(p, strlen((const char *)p));
+			len = utf8_seq_len(p, (size_t)(end - p));
 			if (len == 0) {
 				memcpy(esc, "\xef\xbf\xbd", 3);	/* U+FFFD */
 				n = 3;
@@ -197,7 +179,7 @@ vlog(int pri, int err, const char *fmt, va_list ap)
 	append(line, sizeof(line), &used, "{\"time\":\"%s\",\"level\":\"%s\","
 	    "\"pid\":%ld,\"msg\":", stamp, level_names[pri & 7],
 	    (long)getpid());
-	json_string(line, sizeof(line) - 1, &used, msg);
+	log_json_string(line, sizeof(line) - 1, &used, msg);
 	append(line, sizeof(line), &used, "}");
 	emit(pri, line);
 }
@@ -229,27 +211,28 @@ log_request(const struct log_request *r)
 	timestamp(stamp, sizeof(stamp));
 	append(line, sizeof(line), &used, "{\"time\":\"%s\",\"level\":"
 	    "\"info\",\"pid\":%ld,\"method\":", stamp, (long)getpid());
-	json_string(line, sizeof(line) - 1, &used, r->method ? r->method : "");
+	log_json_string(line, sizeof(line) - 1, &used,
+	    r->method ? r->method : "");
 	append(line, sizeof(line), &used, ",\"path\":");
-	json_string(line, sizeof(line) - 1, &used, path);
+	log_json_string(line, sizeof(line) - 1, &used, path);
 	append(line, sizeof(line), &used, ",\"principal\":");
 	if (r->principal != NULL)
-		json_string(line, sizeof(line) - 1, &used, r->principal);
+		log_json_string(line, sizeof(line) - 1, &used, r->principal);
 	else
 		append(line, sizeof(line), &used, "null");
 	append(line, sizeof(line), &used, ",\"key\":");
 	if (r->key != NULL)
-		json_string(line, sizeof(line) - 1, &used, r->key);
+		log_json_string(line, sizeof(line) - 1, &used, r->key);
 	else
 		append(line, sizeof(line), &used, "null");
 	append(line, sizeof(line), &used, ",\"status\":%d,\"code\":",
 	    r->status);
 	if (r->code != NULL)
-		json_string(line, sizeof(line) - 1, &used, r->code);
+		log_json_string(line, sizeof(line) - 1, &used, r->code);
 	else
 		append(line, sizeof(line), &used, "null");
 	append(line, sizeof(line), &used, ",\"outcome\":");
-	json_string(line, sizeof(line) - 1, &used,
+	log_json_string(line, sizeof(line) - 1, &used,
 	    r->outcome ? r->outcome : "");
 	append(line, sizeof(line), &used, ",\"attempts\":%d,"
 	    "\"duration_ms\":%.3f}", r->attempts, r->duration_ms);

@@ -12,6 +12,7 @@
 #define IDEMORDERS_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <syslog.h>
 
 struct log_request {
@@ -30,6 +31,7 @@ void	log_init(const char *, int, int);
 void	log_set_facility(int);
 void	log_set_json(int);
 void	log_request(const struct log_request *);
+void	log_json_string(char *, size_t, size_t *, const char *);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -131,17 +131,27 @@ retry_transient(struct attempt_ctx *c, struct response *resp)
 
 /*
  * The answer once the database stayed unusable (unreachable, read-only,
- * out of connections or statements, a cluster node not ready): nothing
- * was written.
+ * out of connections, statements or space, a cluster node not ready):
+ * nothing was written.  Out of space, the server's message (which names
+ * tables and files) stays in the log.
  */
 static enum attempt
 retry_unavailable(struct attempt_ctx *c, struct response *resp)
 {
-	response_error(resp, 503, "DATABASE_UNAVAILABLE", "the database "
-	    "cannot take orders now (%s); nothing was stored; retry with the "
-	    "same key", c->db->last_class == DB_UNAVAILABLE ?
-	    c->db->last_error : "not reachable");
-	response_header(resp, "Retry-After", "5");
+	if (c->db->last_class == DB_UNAVAILABLE &&
+	    db_out_of_space(c->db->last_errno, c->db->last_error)) {
+		response_error(resp, 503, "DATABASE_UNAVAILABLE", "the "
+		    "database cannot take orders now: it is out of space; "
+		    "nothing was stored; retry with the same key");
+		response_header(resp, "Retry-After", "30");
+	} else {
+		response_error(resp, 503, "DATABASE_UNAVAILABLE", "the "
+		    "database cannot take orders now (%s); nothing was "
+		    "stored; retry with the same key",
+		    c->db->last_class == DB_UNAVAILABLE ?
+		    c->db->last_error : "not reachable");
+		response_header(resp, "Retry-After", "5");
+	}
 	resp->outcome = "unavailable";
 	return ATTEMPT_RETRY;
 }
@@ -222,6 +232,11 @@ attempt_failed(struct attempt_ctx *c, int rc, const char *what,
 		log_warnx("key %s attempt %d: %s: database unavailable: %s "
 		    "(%u)", c->scope.key, c->attempt, what, c->db->last_error,
 		    c->db->last_errno);
+		if (db_out_of_space(c->db->last_errno, c->db->last_error)) {
+			/* Space does not come back within a request. */
+			retry_unavailable(c, resp);
+			return ATTEMPT_DONE;
+		}
 		return retry_unavailable(c, resp);
 	default:
 		log_warnx("key %s: %s failed: %s (%u, %s)", c->scope.key, what,

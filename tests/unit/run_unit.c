@@ -19,7 +19,9 @@ main(void)
 		return 1;
 	if (test_buf_register() == -1 || test_conf_register() == -1 ||
 	    test_problem_register() == -1 || test_router_register() == -1 ||
-	    test_utf8_register() == -1 || test_idem_key_register() == -1 ||
+	    test_utf8_register() == -1 || test_log_register() == -1 ||
+	    test_db_register() == -1 ||
+	    test_idem_key_register() == -1 ||
 	    test_media_type_register() == -1 ||
 	    test_json_strict_register() == -1 ||
 	    test_order_input_register() == -1 ||

@@ -10,6 +10,8 @@ int	test_conf_register(void);
 int	test_problem_register(void);
 int	test_router_register(void);
 int	test_utf8_register(void);
+int	test_log_register(void);
+int	test_db_register(void);
 int	test_idem_key_register(void);
 int	test_media_type_register(void);
 int	test_json_strict_register(void);

@@ -1,0 +1,75 @@
+#include "config.h"
+
+#include <CUnit/CUnit.h>
+
+#include "db.h"
+#include "unit.h"
+
+/* Out of space: by number, or by errno 28 in the server's message. */
+static void
+test_out_of_space(void)
+{
+	CU_ASSERT_TRUE(db_out_of_space(1114, "The table 'orders' is full"));
+	CU_ASSERT_TRUE(db_out_of_space(1021, "Disk full (/tmp/#sql_1.MAI); "
+	    "waiting for someone to free some space... (errno: 28 \"No space "
+	    "left on device\")"));
+	CU_ASSERT_TRUE(db_out_of_space(1878, "Temporary file write failure"));
+	CU_ASSERT_TRUE(db_out_of_space(1030, "Got error 28 \"No space left "
+	    "on device\" from storage engine InnoDB"));
+	CU_ASSERT_TRUE(db_out_of_space(1026, "Error writing file "
+	    "'./idemorders/orders.MAD' (errno: 28 \"No space left on "
+	    "device\")"));
+	CU_ASSERT_TRUE(db_out_of_space(3, "Error writing file '/tmp/MYfd=42' "
+	    "(Errcode: 28 - No space left on device)"));
+	CU_ASSERT_TRUE(db_out_of_space(1180, "Got error 28 \"No space left "
+	    "on device\" during COMMIT"));
+
+	CU_ASSERT_FALSE(db_out_of_space(1030, "Got error 280 from storage "
+	    "engine InnoDB"));
+	CU_ASSERT_FALSE(db_out_of_space(1030, "Got error 128 \"Too many "
+	    "active concurrent transactions\" from storage engine InnoDB"));
+	CU_ASSERT_FALSE(db_out_of_space(1026, "Error writing file 'x' "
+	    "(errno: 5 \"Input/output error\")"));
+	CU_ASSERT_FALSE(db_out_of_space(1142, "INSERT command denied to user "
+	    "'u'@'localhost' for table `db`.`t28`"));
+	CU_ASSERT_FALSE(db_out_of_space(1064, "You have an error in your SQL "
+	    "syntax near 'error 2' at line 28"));
+	CU_ASSERT_FALSE(db_out_of_space(1290, NULL));
+	CU_ASSERT_FALSE(db_out_of_space(0, ""));
+}
+
+/* A failure out of space is DB_UNAVAILABLE; its neighbours keep theirs. */
+static void
+test_fail_class(void)
+{
+	struct db	 db = { 0 };
+
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1114, "The table 'orders' is full"),
+	    DB_UNAVAILABLE);
+	CU_ASSERT_EQUAL(db.broken, 0);
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1030, "Got error 28 \"No space left "
+	    "on device\" from storage engine InnoDB"), DB_UNAVAILABLE);
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1030, "Got error 1 \"Operation not "
+	    "permitted\" from storage engine InnoDB"), DB_ERROR);
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1142, "INSERT command denied"),
+	    DB_ERROR);
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1290, "read-only"), DB_UNAVAILABLE);
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1213, "Deadlock found"), DB_TRANSIENT);
+	CU_ASSERT_EQUAL(db.broken, 0);
+	/* A class given by the caller stands. */
+	CU_ASSERT_EQUAL(db_fail(&db, DB_ERROR, 1114, "full"), DB_ERROR);
+}
+
+/* Add the db suite to the registry. */
+int
+test_db_register(void)
+{
+	CU_pSuite	 s;
+
+	s = CU_add_suite("db", NULL, NULL);
+	if (s == NULL ||
+	    CU_add_test(s, "out of space", test_out_of_space) == NULL ||
+	    CU_add_test(s, "failure class", test_fail_class) == NULL)
+		return -1;
+	return 0;
+}
