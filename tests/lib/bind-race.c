@@ -6,9 +6,10 @@
  *
  *   BIND_RACE_MODE=swap   if a socket is at the path, move it aside and
  *                         put a symlink to BIND_RACE_TARGET in its place
- *   BIND_RACE_MODE=plant  put that symlink at the path if nothing is there
+ *   BIND_RACE_MODE=own    move that socket aside and bind a socket of its
+ *                         own at the path
  *
- * It marks what it did in BIND_RACE_PATH.done ("swapped", "planted" or
+ * It marks what it did in BIND_RACE_PATH.done ("swapped", "owned" or
  * "nothing: ...").  Built by the test with cc -shared -fPIC.
  */
 #define _GNU_SOURCE
@@ -45,23 +46,35 @@ mark(const char *path, const char *what)
 static void
 race(const char *path, const char *target, const char *mode)
 {
-	struct stat	 st;
-	char		 aside[4096], what[256];
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	char			 aside[4096], what[256];
+	int			 fd;
 
-	if (strcmp(mode, "swap") == 0) {
-		if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
-			mark(path, "nothing: no socket at the path");
-			return;
-		}
-		snprintf(aside, sizeof(aside), "%s.aside", path);
-		if (rename(path, aside) == -1) {
-			snprintf(what, sizeof(what), "nothing: rename: %s",
+	if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+		mark(path, "nothing: no socket at the path");
+		return;
+	}
+	snprintf(aside, sizeof(aside), "%s.aside", path);
+	if (rename(path, aside) == -1) {
+		snprintf(what, sizeof(what), "nothing: rename: %s",
+		    strerror(errno));
+		mark(path, what);
+		return;
+	}
+	if (strcmp(mode, "own") == 0) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (fd == -1 || bind(fd, (struct sockaddr *)&sun,
+		    sizeof(sun)) == -1) {
+			snprintf(what, sizeof(what), "nothing: bind: %s",
 			    strerror(errno));
 			mark(path, what);
 			return;
 		}
-	} else if (lstat(path, &st) == 0) {
-		mark(path, "nothing: the path exists");
+		mark(path, "owned");
 		return;
 	}
 	if (symlink(target, path) == -1) {
@@ -70,7 +83,7 @@ race(const char *path, const char *target, const char *mode)
 		mark(path, what);
 		return;
 	}
-	mark(path, strcmp(mode, "swap") == 0 ? "swapped" : "planted");
+	mark(path, "swapped");
 }
 
 /* The real bind(), then the race once, by a child of the given ids. */
