@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,10 +399,74 @@ check_tcp_exposure(const struct conf *conf, int fd)
 }
 
 /*
+ * Refuse an inherited unix socket that every local user can connect to
+ * (an abstract one, or a path with write permission for others) unless
+ * frontend_secret_file is set: whoever connects chooses the principal.
+ * how names where the socket came from, for the log.  Only a check: it
+ * reads the mode of the socket's path.
+ */
+static void
+check_unix_exposure(const struct conf *conf, int fd, const char *how)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	socklen_t		 len = sizeof(sun);
+	size_t			 n;
+	char			 path[sizeof(sun.sun_path) + 1];
+
+	memset(&sun, 0, sizeof(sun));
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1)
+		fatal("getsockname");
+	if (sun.sun_family != AF_UNIX)
+		return;
+	n = len > offsetof(struct sockaddr_un, sun_path) ?
+	    len - offsetof(struct sockaddr_un, sun_path) : 0;
+	if (n > sizeof(sun.sun_path))
+		n = sizeof(sun.sun_path);
+	if (n == 0 || sun.sun_path[0] == '\0') {
+		/* Abstract: no file, so no permission check at all. */
+		if (conf->frontend_secret == NULL)
+			fatalx("%s is an abstract unix socket (@%.*s): every "
+			    "local user can connect to it, and whoever "
+			    "connects chooses the principal; pass a socket "
+			    "with a path, mode 0660 and the web server's "
+			    "group, or set frontend_secret_file", how,
+			    n > 1 ? (int)(n - 1) : 0, sun.sun_path + 1);
+		log_info("%s is an abstract unix socket that every local "
+		    "user can connect to; the frontend secret keeps out "
+		    "whoever does not send it", how);
+		return;
+	}
+	memcpy(path, sun.sun_path, n);
+	path[n] = '\0';
+	if (stat(path, &st) == -1) {
+		if (errno != ENOENT)
+			fatal("%s: cannot check who may connect to %s", how,
+			    path);
+		log_info("%s: %s no longer exists; only processes that hold "
+		    "the socket can connect", how, path);
+		return;
+	}
+	if (!S_ISSOCK(st.st_mode) || (st.st_mode & S_IWOTH) == 0)
+		return;
+	if (conf->frontend_secret == NULL)
+		fatalx("%s is %s with mode %04o: every local user can connect "
+		    "to it, and whoever connects chooses the principal; give "
+		    "it mode 0660 and the web server's group (a .socket "
+		    "unit's SocketMode=0660 and SocketGroup=, spawn-fcgi -M "
+		    "0660 -G), or set frontend_secret_file", how, path,
+		    (unsigned int)(st.st_mode & 07777));
+	log_info("%s is %s with mode %04o, which every local user can "
+	    "connect to; the frontend secret keeps out whoever does not send "
+	    "it", how, path, (unsigned int)(st.st_mode & 07777));
+}
+
+/*
  * Take the listening socket: one passed by socket activation (fd 3), the
  * configured one, or a listening socket on fd 0 as lighttpd's bin-path,
  * spawn-fcgi and mod_fcgid hand it over.  runas is the user the pool
- * will run as.
+ * will run as.  An inherited socket is held to the rules of one it
+ * opens.
  */
 static int
 open_listener(const struct conf *conf, struct pool *pool, uid_t runas)
@@ -417,11 +482,14 @@ open_listener(const struct conf *conf, struct pool *pool, uid_t runas)
 			log_info("socket activation: serving fd %d; \"listen = "
 			    "%s\" is not used", fd, conf->listen);
 		pool->activated = 1;
+		check_unix_exposure(conf, fd, "the socket passed by socket "
+		    "activation");
 	} else if (conf->listen == NULL) {
 		if (!is_listening(0))
 			fatalx("no \"listen\" in the configuration and fd 0 is "
 			    "not a listening socket");
 		fd = 0;
+		check_unix_exposure(conf, fd, "the socket on fd 0");
 	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
 		fd = open_unix(conf, conf->listen + 5, runas);
 		note_unix(pool, conf->listen + 5);
