@@ -5,7 +5,8 @@
 # @name) or on fd 0 (spawn-fcgi -M 0666) that every local user can
 # connect to is refused, with a log line naming what allows it, unless
 # frontend_secret_file is set; then the secret keeps out whoever connects
-# without it.  The sockets lighttpd's bin-path and mod_fcgid create still
+# without it.  An inherited TCP socket that other hosts can reach needs
+# allow_peers, as a configured one does.  The sockets lighttpd's bin-path and mod_fcgid create still
 # serve.  About 20 s.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
@@ -137,6 +138,24 @@ FCGI_SOCKET=$fsock fcgi_req GET "$MOUNT/_health"
 expect_status 200 "a 0660 socket on fd 0"
 kill -TERM "$FD0_PID"
 wait_until 20 eval '! alive '"$FD0_PID"
+
+# --- fd 0: a TCP socket other hosts can reach, as a configured one ----------------
+
+TPORT=$((18096 + ${IDEMORDERS_PORT_OFFSET:-0}))
+setsid /usr/bin/python3 - "$TPORT" "$IDEMORDERS_BIN" "$priv/plain.conf" <<'EOF' >"$priv/tcp.log" 2>&1 &
+import os, socket, sys
+port, binary, conf = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", port))
+s.listen(16)
+os.dup2(s.fileno(), 0)
+os.execv(binary, [binary, "serve", "-c", conf])
+EOF
+tpid=$!
+PIDS+=("$tpid")
+WANT_REFUSAL='accepts TCP connections from other hosts.*set allow_peers' \
+    judge_refusal "a TCP socket on 0.0.0.0 on fd 0" "$tpid" "$priv/tcp.log"
 
 # --- allowed: the same 0666 activated socket with frontend_secret_file ----------
 
