@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,22 +87,88 @@ sup_signal(int sig)
 }
 
 /*
- * Open a unix socket at path with its final mode and group from the
- * moment it exists: the umask gives bind() the mode, and the group is
- * set before listen(), so that no one connects to it in between.  A
- * socket file nobody listens on is a leftover and is replaced; a live
- * one, or a path that is not a socket, is an error.  A failure leaves no
- * socket behind.
+ * Warn when the directory of the socket at path lets someone other than
+ * root and runas (the user the pool runs as) replace the socket: that
+ * one could put a listener of its own in its place and receive what the
+ * web server sends.  Only a check: it reads the directory's owner and
+ * mode.
+ */
+static void
+check_socket_dir(const char *path, uid_t runas)
+{
+	struct stat	 st;
+	char		 dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char		*slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		return;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == -1) {
+		log_warn("%s", dir);
+		return;
+	}
+	if (st.st_uid != 0 && st.st_uid != runas)
+		log_warnx("%s belongs to uid %ld, who can replace the socket "
+		    "%s with one of its own; give the directory to root or to "
+		    "the user the pool runs as", dir, (long)st.st_uid, path);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		log_warnx("%s has mode %04o: other users can replace the socket "
+		    "%s with one of their own; make it 0755", dir,
+		    (unsigned int)(st.st_mode & 07777), path);
+}
+
+/*
+ * Bind fd to sun with the socket's final mode and, started as root, its
+ * final group: the umask leaves exactly mode, and the effective group is
+ * gid while bind() creates the file.  Nothing is changed afterwards
+ * through the path, which whoever can write its directory may replace.
+ * Returns bind()'s result, errno kept.
  */
 static int
-open_unix(const struct conf *conf, const char *path)
+bind_unix(int fd, const struct sockaddr_un *sun, mode_t mode, gid_t gid)
+{
+	gid_t	 egid = getegid();
+	mode_t	 old;
+	int	 rc, saved, as_group = 0;
+
+	if (gid != (gid_t)-1 && gid != egid && geteuid() == 0) {
+		if (setegid(gid) == -1)
+			fatal("setegid %ld", (long)gid);
+		as_group = 1;
+	}
+	old = umask(~mode & 0777);
+	rc = bind(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	saved = errno;
+	umask(old);
+	if (as_group && setegid(egid) == -1)
+		fatal("setegid %ld", (long)egid);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * Open a unix socket at path with its final mode and group from the
+ * moment it exists (bind_unix()), listening only once that is checked.
+ * Started as a user other than root, with socket_group another of its
+ * groups, the group is set with lchown(), which never follows a symlink
+ * and changes only a file that user owns.  A socket file nobody listens
+ * on is a leftover and is replaced; a live one, or a path that is not a
+ * socket, is an error.  A failure leaves no socket of ours behind.
+ */
+static int
+open_unix(const struct conf *conf, const char *path, uid_t runas)
 {
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	struct group		*gr;
 	gid_t			 gid = (gid_t)-1;
-	mode_t			 old;
-	int			 fd, probe, rc, saved;
+	mode_t			 mode = conf->socket_mode & 0777;
+	int			 fd, probe, saved;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -113,6 +180,7 @@ open_unix(const struct conf *conf, const char *path)
 			    conf->socket_group);
 		gid = gr->gr_gid;
 	}
+	check_socket_dir(path, runas);
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			fatalx("%s exists and is not a socket; not replacing "
@@ -130,16 +198,11 @@ open_unix(const struct conf *conf, const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		fatal("socket");
-	old = umask(~conf->socket_mode & 0777);
-	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
-	saved = errno;
-	umask(old);
-	if (rc == -1) {
-		errno = saved;
+	if (bind_unix(fd, &sun, mode, gid) == -1)
 		fatal("bind %s", path);
-	}
-	if (gid != (gid_t)-1 && lstat(path, &st) == 0 && st.st_gid != gid &&
-	    chown(path, (uid_t)-1, gid) == -1) {
+	if (gid != (gid_t)-1 && gid != getegid() && geteuid() != 0 &&
+	    fchownat(AT_FDCWD, path, (uid_t)-1, gid,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
 		saved = errno;
 		unlink(path);
 		errno = saved;
@@ -147,12 +210,28 @@ open_unix(const struct conf *conf, const char *path)
 		    "serve as root, or as a member of %s)", conf->socket_group,
 		    path, conf->socket_group);
 	}
-	/* chown() may clear set-id bits; the mode is final only now. */
-	if (chmod(path, conf->socket_mode) == -1) {
-		saved = errno;
+	/* Only a check: what bind() made, without following a symlink. */
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		fatal("%s vanished after bind(); not serving it", path);
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+		fatalx("%s was replaced right after bind() (it is now %s of "
+		    "uid %ld): someone who can write its directory is "
+		    "meddling; not serving it", path, S_ISSOCK(st.st_mode) ?
+		    "a socket" : S_ISLNK(st.st_mode) ? "a symlink" :
+		    "another file", (long)st.st_uid);
+	if (gid != (gid_t)-1 && st.st_gid != gid) {
 		unlink(path);
-		errno = saved;
-		fatal("chmod %s", path);
+		fatalx("%s was created with gid %ld, not socket_group %s: "
+		    "its directory gives new files its own group "
+		    "(set-group-ID); clear that bit", path, (long)st.st_gid,
+		    conf->socket_group);
+	}
+	if ((st.st_mode & 0777) != mode) {
+		unlink(path);
+		fatalx("%s was created with mode %04o, not socket_mode %04o: "
+		    "a default ACL of its directory overrides the umask; "
+		    "remove it", path, (unsigned int)(st.st_mode & 0777),
+		    (unsigned int)mode);
 	}
 	if (listen(fd, LISTEN_BACKLOG) == -1) {
 		saved = errno;
@@ -320,12 +399,77 @@ check_tcp_exposure(const struct conf *conf, int fd)
 }
 
 /*
+ * Refuse an inherited unix socket that every local user can connect to
+ * (an abstract one, or a path with write permission for others) unless
+ * frontend_secret_file is set: whoever connects chooses the principal.
+ * how names where the socket came from, for the log.  Only a check: it
+ * reads the mode of the socket's path.
+ */
+static void
+check_unix_exposure(const struct conf *conf, int fd, const char *how)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	socklen_t		 len = sizeof(sun);
+	size_t			 n;
+	char			 path[sizeof(sun.sun_path) + 1];
+
+	memset(&sun, 0, sizeof(sun));
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1)
+		fatal("getsockname");
+	if (sun.sun_family != AF_UNIX)
+		return;
+	n = len > offsetof(struct sockaddr_un, sun_path) ?
+	    len - offsetof(struct sockaddr_un, sun_path) : 0;
+	if (n > sizeof(sun.sun_path))
+		n = sizeof(sun.sun_path);
+	if (n == 0 || sun.sun_path[0] == '\0') {
+		/* Abstract: no file, so no permission check at all. */
+		if (conf->frontend_secret == NULL)
+			fatalx("%s is an abstract unix socket (@%.*s): every "
+			    "local user can connect to it, and whoever "
+			    "connects chooses the principal; pass a socket "
+			    "with a path, mode 0660 and the web server's "
+			    "group, or set frontend_secret_file", how,
+			    n > 1 ? (int)(n - 1) : 0, sun.sun_path + 1);
+		log_info("%s is an abstract unix socket that every local "
+		    "user can connect to; the frontend secret keeps out "
+		    "whoever does not send it", how);
+		return;
+	}
+	memcpy(path, sun.sun_path, n);
+	path[n] = '\0';
+	if (stat(path, &st) == -1) {
+		if (errno != ENOENT)
+			fatal("%s: cannot check who may connect to %s", how,
+			    path);
+		log_info("%s: %s no longer exists; only processes that hold "
+		    "the socket can connect", how, path);
+		return;
+	}
+	if (!S_ISSOCK(st.st_mode) || (st.st_mode & S_IWOTH) == 0)
+		return;
+	if (conf->frontend_secret == NULL)
+		fatalx("%s is %s with mode %04o: every local user can connect "
+		    "to it, and whoever connects chooses the principal; give "
+		    "it mode 0660 and the web server's group (a .socket "
+		    "unit's SocketMode=0660 and SocketGroup=, spawn-fcgi -M "
+		    "0660 -G), or set frontend_secret_file", how, path,
+		    (unsigned int)(st.st_mode & 07777));
+	log_info("%s is %s with mode %04o, which every local user can "
+	    "connect to; the frontend secret keeps out whoever does not send "
+	    "it", how, path, (unsigned int)(st.st_mode & 07777));
+}
+
+/*
  * Take the listening socket: one passed by socket activation (fd 3), the
  * configured one, or a listening socket on fd 0 as lighttpd's bin-path,
- * spawn-fcgi and mod_fcgid hand it over.
+ * spawn-fcgi and mod_fcgid hand it over.  runas is the user the pool
+ * will run as.  An inherited socket is held to the rules of one it
+ * opens.
  */
 static int
-open_listener(const struct conf *conf, struct pool *pool)
+open_listener(const struct conf *conf, struct pool *pool, uid_t runas)
 {
 	int	 fd;
 
@@ -338,13 +482,16 @@ open_listener(const struct conf *conf, struct pool *pool)
 			log_info("socket activation: serving fd %d; \"listen = "
 			    "%s\" is not used", fd, conf->listen);
 		pool->activated = 1;
+		check_unix_exposure(conf, fd, "the socket passed by socket "
+		    "activation");
 	} else if (conf->listen == NULL) {
 		if (!is_listening(0))
 			fatalx("no \"listen\" in the configuration and fd 0 is "
 			    "not a listening socket");
 		fd = 0;
+		check_unix_exposure(conf, fd, "the socket on fd 0");
 	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
-		fd = open_unix(conf, conf->listen + 5);
+		fd = open_unix(conf, conf->listen + 5, runas);
 		note_unix(pool, conf->listen + 5);
 		pool->listen_ours = 1;
 	} else {
@@ -748,7 +895,8 @@ supervisor_run(const char *path, struct conf *conf,
 	pool.ops = ops;
 	notify_init();
 	resolve_identity(conf, &id);
-	pool.listen_fd = open_listener(conf, &pool);
+	pool.listen_fd = open_listener(conf, &pool, id.drop ? id.uid :
+	    geteuid());
 	drop_privileges(&id);
 
 	sigemptyset(&block);

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# An inherited socket is held to the rules of one the pool opens
+# (CONTRACT.md §2): a unix socket handed over by socket activation
+# (systemd-socket-activate, whose default mode is 0666, or an abstract
+# @name) or on fd 0 (spawn-fcgi -M 0666) that every local user can
+# connect to is refused, with a log line naming what allows it, unless
+# frontend_secret_file is set; then the secret keeps out whoever connects
+# without it.  An inherited TCP socket that other hosts can reach needs
+# allow_peers, as a configured one does.  The sockets lighttpd's bin-path and mod_fcgid create still
+# serve.  About 20 s.
+# shellcheck source=tests/lib/http.sh
+. "$(dirname -- "$0")/../lib/http.sh"
+# shellcheck source=tests/lib/pool.sh
+. "$(dirname -- "$0")/../lib/pool.sh"
+
+POOL_USER=idemorders
+WANT_REFUSAL='every local user can connect to it.*set frontend_secret_file'
+
+priv=$(mktemp -d /tmp/idemorders-inherit.XXXXXX)
+chmod 0755 "$priv"
+trap private_cleanup EXIT
+
+# pconf FILE [LINES...]: a config without listen, with the stack's
+# database and these lines.
+pconf() {
+	local f=$1
+	shift
+	{
+		echo "user = $POOL_USER"
+		echo "workers = 1"
+		printf '%s\n' "$@"
+		grep -E '^[[:space:]]*(db_[a-z_]*|mount)[[:space:]]*=' "$IDEMORDERS_CONF"
+	} >"$f"
+}
+pconf "$priv/plain.conf"
+pconf "$priv/secret.conf" "frontend_secret_file = $RUNDIR/frontend.secret"
+
+# as_nobody SOCKET: what any local user can do: connect and claim alice.
+# Prints cgi-fcgi's output.
+as_nobody() {
+	runuser -u nobody -- env -i REQUEST_METHOD=GET REQUEST_URI="$MOUNT/o-1" \
+	    SCRIPT_NAME="$MOUNT" PATH_INFO=/o-1 SERVER_PROTOCOL=HTTP/1.1 \
+	    REMOTE_USER=alice timeout 10 cgi-fcgi -bind -connect "$1" 2>&1
+}
+
+# knock ADDRESS: connect once as nobody (systemd-socket-activate starts
+# the service on the first connection); ADDRESS may be @name.
+knock() {
+	runuser -u nobody -- timeout 5 /usr/bin/python3 - "$1" <<'EOF' >/dev/null 2>&1 &
+import socket, sys, time
+a = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect("\0" + a[1:] if a.startswith("@") else a)
+time.sleep(3)
+EOF
+}
+
+# judge NAME PID LOG: the pool must have exited non-zero with the
+# refusal in LOG.
+judge_refusal() {
+	local name=$1 pid=$2 log=$3 rc
+	if wait_until 15 eval '! alive '"$pid"; then
+		wait "$pid" 2>/dev/null
+		rc=$?
+	else
+		rc=running
+	fi
+	if [[ $rc != running && $rc -ne 0 ]] && grep -q -- "$WANT_REFUSAL" "$log"; then
+		ok "refused: $name: $(grep -o 'crit: .*' "$log" | head -c 160)"
+	else
+		fail "refused: $name" "status $rc; log: $(tail -n 2 "$log" | tr '\n' ' ')"
+		alive "$pid" && kill -TERM "$pid"
+	fi
+}
+
+# --- socket activation: systemd-socket-activate's default mode 0666 ----------
+
+asock=$priv/act.sock
+alog=$priv/act.log
+setsid systemd-socket-activate -l "$asock" "$IDEMORDERS_BIN" serve \
+    -c "$priv/plain.conf" </dev/null >"$alog" 2>&1 &
+apid=$!
+PIDS+=("$apid")
+wait_until 10 eval '[[ -S '"$asock"' ]]'
+# What a .socket unit without SocketMode= gives: 0666.
+chmod 0666 "$asock"
+out=$(as_nobody "$asock")
+[[ $out != *"Status: "* ]] && ok "nobody on the activated 0666 socket is not answered" ||
+    fail "nobody on the activated 0666 socket" "answered: $(printf '%s' "$out" | head -n 1)"
+judge_refusal "activated 0666 socket" "$apid" "$alog"
+
+# --- socket activation: an abstract socket -----------------------------------
+
+abstract=@idemorders-inherit-$$-$RANDOM
+blog=$priv/abstract.log
+setsid systemd-socket-activate -l "$abstract" "$IDEMORDERS_BIN" serve \
+    -c "$priv/plain.conf" </dev/null >"$blog" 2>&1 &
+bpid=$!
+PIDS+=("$bpid")
+wait_until 10 grep -q "Listening on" "$blog"
+knock "$abstract"
+WANT_REFUSAL='abstract unix socket.*set frontend_secret_file' \
+    judge_refusal "activated abstract socket $abstract" "$bpid" "$blog"
+
+# --- fd 0: a 0666 socket, as spawn-fcgi -M 0666 passes it ---------------------
+
+# on_fd0 SOCKET MODE CONF LOG: start the pool with a listening unix
+# socket at SOCKET of MODE on fd 0.  Sets FD0_PID.
+on_fd0() {
+	setsid /usr/bin/python3 - "$1" "$2" "$IDEMORDERS_BIN" "$3" <<'EOF' >"$4" 2>&1 &
+import os, socket, sys
+path, mode, binary, conf = sys.argv[1], int(sys.argv[2], 8), sys.argv[3], sys.argv[4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+os.chmod(path, mode)
+s.listen(16)
+os.dup2(s.fileno(), 0)
+os.execv(binary, [binary, "serve", "-c", conf])
+EOF
+	FD0_PID=$!
+	PIDS+=("$FD0_PID")
+}
+
+fsock=$priv/fd0.sock
+on_fd0 "$fsock" 0666 "$priv/plain.conf" "$priv/fd0.log"
+wait_until 10 eval '[[ -S '"$fsock"' ]]'
+sleep 0.5
+out=$(as_nobody "$fsock")
+[[ $out != *"Status: "* ]] && ok "nobody on the 0666 socket on fd 0 is not answered" ||
+    fail "nobody on the 0666 socket on fd 0" "answered: $(printf '%s' "$out" | head -n 1)"
+judge_refusal "0666 socket on fd 0" "$FD0_PID" "$priv/fd0.log"
+
+# The same socket with mode 0660: served.
+rm -f "$fsock"
+on_fd0 "$fsock" 0660 "$priv/plain.conf" "$priv/fd0-660.log"
+wait_until 10 grep -q serving "$priv/fd0-660.log"
+FCGI_SOCKET=$fsock fcgi_req GET "$MOUNT/_health"
+expect_status 200 "a 0660 socket on fd 0"
+kill -TERM "$FD0_PID"
+wait_until 20 eval '! alive '"$FD0_PID"
+
+# --- fd 0: a TCP socket other hosts can reach, as a configured one ----------------
+
+TPORT=$((18096 + ${IDEMORDERS_PORT_OFFSET:-0}))
+setsid /usr/bin/python3 - "$TPORT" "$IDEMORDERS_BIN" "$priv/plain.conf" <<'EOF' >"$priv/tcp.log" 2>&1 &
+import os, socket, sys
+port, binary, conf = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", port))
+s.listen(16)
+os.dup2(s.fileno(), 0)
+os.execv(binary, [binary, "serve", "-c", conf])
+EOF
+tpid=$!
+PIDS+=("$tpid")
+WANT_REFUSAL='accepts TCP connections from other hosts.*set allow_peers' \
+    judge_refusal "a TCP socket on 0.0.0.0 on fd 0" "$tpid" "$priv/tcp.log"
+
+# --- allowed: the same 0666 activated socket with frontend_secret_file ----------
+
+rm -f "$asock"
+slog=$priv/act-secret.log
+setsid systemd-socket-activate -l "$asock" "$IDEMORDERS_BIN" serve \
+    -c "$priv/secret.conf" </dev/null >"$slog" 2>&1 &
+spid=$!
+PIDS+=("$spid")
+wait_until 10 eval '[[ -S '"$asock"' ]]'
+chmod 0666 "$asock"
+FCGI_SOCKET=$asock fcgi_req GET "$MOUNT/_health"
+expect_status 200 "activated 0666 socket with frontend_secret_file: health with the secret"
+grep -q 'the frontend secret keeps out whoever does not send it' "$slog" &&
+    ok "the log says the secret guards the world-connectable socket" ||
+    fail "log of the allowed case" "$(tail -n 3 "$slog" | tr '\n' ' ')"
+out=$(as_nobody "$asock")
+[[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
+    ok "nobody on it without the secret: 403" ||
+    fail "nobody on the secret-guarded socket" "$(printf '%s' "$out" | head -c 200)"
+kill -TERM "$spid"
+wait_until 20 eval '! alive '"$spid"
+
+# --- sockets web servers create: mod_fcgid, lighttpd bin-path ------------------------
+
+req GET "$FCGID_URL$MOUNT/_health"
+expect_status 200 "mod_fcgid (the socket it passes on fd 0)"
+echo "       mod_fcgid made: $(find "$RUNDIR/apache" -type s -printf '%m %u %g\n' 2>/dev/null | sort -u | tr '\n' ' ')"
+
+# lighttpd spawns the responder after dropping to www-data: the config
+# and the binary mod_fcgid uses, which www-data may read and run.
+LPORT=$((18095 + ${IDEMORDERS_PORT_OFFSET:-0}))
+ldir=$priv/lighttpd
+install -d -m 0755 -o www-data -g www-data "$ldir"
+install -d -m 0755 "$ldir/htdocs"
+cat >"$ldir/lighttpd.conf" <<EOF
+server.modules = ( "mod_fastcgi" )
+server.bind = "127.0.0.1"
+server.port = $LPORT
+server.document-root = "$ldir/htdocs"
+server.errorlog = "$ldir/error.log"
+server.username = "www-data"
+server.groupname = "www-data"
+fastcgi.server = ( "/orders" => ( (
+	"socket" => "$ldir/idemorders.sock",
+	"bin-path" => "$RUNDIR/bin/idemorders serve -c $RUNDIR/idemorders-fcgid.conf",
+	"max-procs" => 1,
+	"check-local" => "disable",
+) ) )
+EOF
+setsid lighttpd -D -f "$ldir/lighttpd.conf" </dev/null >"$ldir/out.log" 2>&1 &
+lpid=$!
+PIDS+=("$lpid")
+wait_until 10 grep -q serving "$ldir/out.log"
+echo "       lighttpd bin-path made: $(find "$ldir" -type s -printf '%m %u %g\n' | tr '\n' ' ')"
+req GET "http://127.0.0.1:$LPORT$MOUNT/_health"
+expect_status 200 "lighttpd bin-path (the socket it passes on fd 0)"
+[[ $STATUS == 200 ]] || echo "       $(tail -n 3 "$ldir/error.log" "$ldir/out.log" | tr '\n' ' ')"
+kill -TERM "$lpid"
+wait_until 20 eval '! alive '"$lpid"
+
+finish
