@@ -70,6 +70,7 @@ struct db {
 	MYSQL_STMT		*stmts[DBS_COUNT];
 	int			 broken;	/* drop before the next use */
 	int			 read_open;	/* a read-only transaction */
+	int			 release_due;	/* roll it back once answered */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;
 	struct timespec		 deadline;	/* CLOCK_MONOTONIC; 0: none */
@@ -100,6 +101,8 @@ int	db_exec(struct db *, const char *);
 int	db_commit(struct db *);
 int	db_rollback(struct db *);
 void	db_end_read(struct db *);
+void	db_release_after_answer(struct db *);
+void	db_answered(struct db *);
 void	db_idle(struct db *);
 int	db_stmt(struct db *, enum db_stmt_id, const char *, MYSQL_STMT **);
 int	db_stmt_prepare(struct db *, const char *, size_t, MYSQL_STMT **);
@@ -114,7 +117,7 @@ int	db_out_of_space(unsigned int, const char *);
 const char *db_class_name(int);
 
 /*
- * Statements sent together in one round trip (contract section 4): the
+ * Statements sent together in one round trip: the
  * SQL is written by this program, every value in it a number formatted
  * here or a string written as a hex literal (db_batch_hex), so that no
  * request byte can change it.  The server runs the statements in order

@@ -1,5 +1,5 @@
 /*
- * Retention (contract section 6).  Terminal rows (SUCCEEDED,
+ * Retention.  Terminal rows (SUCCEEDED,
  * FAILED_FINAL) whose expires_at has passed by the database's clock
  * become EXPIRED tombstones: response dropped, fingerprint and
  * resource_id kept, so that a late retry still gets 410 and never a new

@@ -1,5 +1,5 @@
 /*
- * Fault injection for tests (contract section 7).  Compiled only with
+ * Fault injection for tests.  Compiled only with
  * ./configure --enable-fault-injection; otherwise FAULT() is a constant
  * FAULT_NONE and no request header is read.
  *

@@ -1,5 +1,5 @@
 /*
- * The Idempotency-Key request header (contract section 3), as a pure
+ * The Idempotency-Key request header, as a pure
  * function of bytes.  The key may be sent bare ("abc-1", as Stripe's
  * clients do) or as an RFC 8941 sf-string ("\"abc-1\"", as the IETF
  * httpapi draft specifies); both name the same key abc-1.

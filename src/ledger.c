@@ -244,7 +244,7 @@ ledger_finish(struct db *db, const struct ledger_scope *s,
 }
 
 /*
- * Batched forms (contract section 4): the same statements as above,
+ * Batched forms: the same statements as above,
  * written for db_batch_run() with every string as a hex literal.
  */
 
@@ -268,6 +268,70 @@ ledger_batch_insert(struct db_batch *b, const struct ledger_scope *s,
 	    retention_s) != BUF_OK)
 		return -1;
 	return 0;
+}
+
+/*
+ * Add a fresh read of the committed row of a scope (READ COMMITTED: the
+ * statement's own snapshot; causal on a cluster node) to a batch, its
+ * result kept for ledger_record_from_result().
+ */
+int
+ledger_batch_read(struct db_batch *b, const struct ledger_scope *s)
+{
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT status, "
+	    "request_fingerprint, COALESCE(response_status, 0), "
+	    "response_headers, response_body, resource_id, "
+	    "expires_at <= UTC_TIMESTAMP(6) FROM idempotency_records "
+	    "WHERE principal_id = ") == -1 ||
+	    db_batch_hex(b, s->principal, strlen(s->principal)) == -1 ||
+	    buf_adds(&b->sql, " AND operation = ") != BUF_OK ||
+	    db_batch_hex(b, s->operation, strlen(s->operation)) == -1 ||
+	    buf_adds(&b->sql, " AND idem_key = ") != BUF_OK ||
+	    db_batch_hex(b, s->key, strlen(s->key)) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Fill rec from the result of ledger_batch_read(): 1, 0 when there is no
+ * row, -1 when the row does not fit a record.
+ */
+int
+ledger_record_from_result(MYSQL_RES *res, struct ledger_record *rec)
+{
+	MYSQL_ROW	 row;
+	unsigned long	*len;
+
+	if (res == NULL || mysql_num_fields(res) != 7)
+		return -1;
+	row = mysql_fetch_row(res);
+	if (row == NULL)
+		return 0;
+	len = mysql_fetch_lengths(res);
+	if (len == NULL || row[0] == NULL || row[1] == NULL ||
+	    len[0] >= sizeof(rec->status) ||
+	    len[1] >= sizeof(rec->fingerprint) ||
+	    (row[5] != NULL && len[5] >= sizeof(rec->resource_id)))
+		return -1;
+	memcpy(rec->status, row[0], len[0]);
+	rec->status[len[0]] = '\0';
+	memcpy(rec->fingerprint, row[1], len[1]);
+	rec->fingerprint[len[1]] = '\0';
+	rec->response_status = row[2] != NULL ? atoi(row[2]) : 0;
+	buf_reset(&rec->headers);
+	buf_reset(&rec->body);
+	if ((row[3] != NULL && buf_add(&rec->headers, row[3], len[3]) !=
+	    BUF_OK) || (row[4] != NULL && buf_add(&rec->body, row[4],
+	    len[4]) != BUF_OK))
+		return -1;
+	rec->resource_id[0] = '\0';
+	if (row[5] != NULL) {
+		memcpy(rec->resource_id, row[5], len[5]);
+		rec->resource_id[len[5]] = '\0';
+	}
+	rec->expired = row[6] != NULL && strcmp(row[6], "1") == 0;
+	rec->state = ledger_status_parse(rec->status);
+	return 1;
 }
 
 /*

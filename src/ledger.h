@@ -6,6 +6,8 @@
 #ifndef IDEMORDERS_LEDGER_H
 #define IDEMORDERS_LEDGER_H
 
+#include <mysql.h>
+
 #include "buf.h"
 #include "fingerprint.h"
 
@@ -49,6 +51,8 @@ int	ledger_read(struct db *, const struct ledger_scope *,
 int	ledger_finish(struct db *, const struct ledger_scope *,
 	    enum ledger_status, const struct response *, const char *);
 const char *ledger_status_name(enum ledger_status);
+int	ledger_batch_read(struct db_batch *, const struct ledger_scope *);
+int	ledger_record_from_result(MYSQL_RES *, struct ledger_record *);
 int	ledger_batch_insert(struct db_batch *, const struct ledger_scope *,
 	    const char *, long);
 int	ledger_batch_finish(struct db_batch *, unsigned long long,

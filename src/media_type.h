@@ -1,5 +1,5 @@
 /*
- * The Content-Type of a request body (contract section 3), as a pure
+ * The Content-Type of a request body, as a pure
  * function of bytes: application/json in any case, with optional
  * parameters.
  */

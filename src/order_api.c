@@ -159,8 +159,8 @@ out:
 }
 
 /*
- * POST /orders: the request checks of contract section 3, in order, then
- * the transaction.  No check failure writes anything to the database.
+ * POST /orders: the request checks (key, media type, size, JSON, schema),
+ * in order, then the transaction.  No check failure writes anything to the database.
  */
 static enum create_result
 handle_create(struct db *db, const struct conf *conf, struct request *req,

@@ -1,27 +1,31 @@
 /*
- * The create-order transaction, step by step as in contract section 4
- * and the design notes' handleCreateOrderAttempt():
+ * The create-order transaction:
  *
  *	order_create()		the retry loop: attempts, deadline, backoff
  *	create_attempt()	one InnoDB transaction (READ COMMITTED), one
  *				function per step, each returning the
  *				attempt's outcome:
- *	  1. step_claim()	INSERT the PROCESSING ledger row; 1062 ->
- *				rollback, fresh read, answer_from_record()
- *	  2. step_lock()	SAVEPOINT; SELECT ... FOR UPDATE the stock rows
- *				in SKU order
- *	  3. judge()		every final business rule, before any write
- *	  4. step_write()	insert the order and its items, decrease stock
- *	  5. step_record()	UPDATE the ledger: SUCCEEDED, resource, exact
- *				response (a final rejection: step_reject(),
- *				ROLLBACK TO SAVEPOINT, FAILED_FINAL)
- *	  6. step_commit()	COMMIT, and only then answer
+ *	  step_connect()	connect if needed; the deadline bounds every
+ *				wait
+ *	  step_claim_lock()	round trip 1: a fresh read of the scope's
+ *				committed row, the INSERT of the PROCESSING
+ *				row (a duplicate key: claim_taken() answers
+ *				from that read), SAVEPOINT, SELECT ... FOR
+ *				UPDATE of the stock rows in SKU order
+ *	  judge()		every final business rule, before any write
+ *	  step_finish()		round trip 2: the order, its items, the
+ *				stock decrease, the ledger row SUCCEEDED with
+ *				the exact response, COMMIT
+ *	  step_reject()		a final rejection: ROLLBACK TO SAVEPOINT,
+ *				FAILED_FINAL with the error response, then
+ *				step_commit()
  *
  * Every statement failure rolls back; nothing is committed after a failed
  * statement (on Galera a COMMIT after 1213 answers OK and commits
  * nothing).  A lost answer to COMMIT is never taken as failure: the
  * ledger is read again on a fresh connection and the answer comes from
- * what is there.
+ * what is there; until something read settles it, every answer of that
+ * request says the outcome is unconfirmed.
  */
 #include "config.h"
 
@@ -345,31 +349,6 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 }
 
 /*
- * The fast path (contract section 4), on the first attempt: one fresh
- * read of the committed row by its unique key answers a replay, a
- * conflict or an expired key at once.  No row, a PROCESSING row or a
- * failed read go on to the INSERT: only the unique key decides.
- */
-static enum attempt
-fast_path(struct attempt_ctx *c, struct response *resp)
-{
-	struct ledger_record	 rec;
-	enum attempt		 a = ATTEMPT_NEXT;
-	int			 rc;
-
-	ledger_record_init(&rec);
-	rc = read_record(c, &rec);
-	if (rc == 1 && (ledger_terminal(rec.state) ||
-	    rec.state == LEDGER_EXPIRED)) {
-		a = answer_record(c, &rec, 1, resp);
-		db_end_read(c->db);
-	} else if (rc < 0)
-		db_ensure(c->db);	/* a connection that broke: a new one */
-	ledger_record_clear(&rec);
-	return a;
-}
-
-/*
  * The key already made an order (a duplicate on orders_principal_key):
  * roll everything back.  If the key has a committed ledger row (on a
  * cluster: the winner of a race, applied from another node), answer from
@@ -473,14 +452,42 @@ step_connect(struct attempt_ctx *c, struct response *resp)
 	return retry_unavailable(c, resp);
 }
 
-/* The claim of the scope failed with rc: the unique key decides. */
+/*
+ * The claim met a duplicate key, and read, in the same round trip just
+ * before it, the committed row of the scope into res (NULL when it was
+ * not read).  A terminal or expired row answers at once; the transaction
+ * wrote nothing, and is rolled back once the answer has left.  Anything
+ * else (no row: a concurrent owner committed meanwhile) reads afresh.
+ */
 static enum attempt
-claim_failed(struct attempt_ctx *c, int rc, struct response *resp)
+claim_taken(struct attempt_ctx *c, MYSQL_RES *res, struct response *resp)
 {
-	if (rc == DB_DUPLICATE) {
-		db_rollback(c->db);
-		return answer_from_record(c, 1, resp);
+	struct ledger_record	 rec;
+	enum attempt		 a = ATTEMPT_NEXT;
+
+	ledger_record_init(&rec);
+	if (res != NULL && ledger_record_from_result(res, &rec) == 1 &&
+	    (ledger_terminal(rec.state) || rec.state == LEDGER_EXPIRED)) {
+		a = answer_record(c, &rec, 1, resp);
+		db_release_after_answer(c->db);
 	}
+	ledger_record_clear(&rec);
+	if (a != ATTEMPT_NEXT)
+		return a;
+	db_rollback(c->db);
+	return answer_from_record(c, 1, resp);
+}
+
+/*
+ * The claim of the scope failed with rc: the unique key decides.  res is
+ * the read of the scope's row sent before the claim, or NULL.
+ */
+static enum attempt
+claim_failed(struct attempt_ctx *c, int rc, MYSQL_RES *res,
+    struct response *resp)
+{
+	if (rc == DB_DUPLICATE)
+		return claim_taken(c, res, resp);
 	if (rc == DB_TRANSIENT && (c->db->last_errno == 1205 ||
 	    c->db->last_errno == 1969)) {
 		/* Waited in vain on an uncommitted owner of the key. */
@@ -499,7 +506,7 @@ step_claim(struct attempt_ctx *c, struct response *resp)
 	rc = ledger_insert(c->db, &c->scope, c->req->fingerprint,
 	    c->conf->key_retention_ms / 1000);
 	if (rc != DB_OK)
-		return claim_failed(c, rc, resp);
+		return claim_failed(c, rc, NULL, resp);
 	c->claimed = 1;
 	return ATTEMPT_NEXT;
 }
@@ -513,28 +520,39 @@ batch_too_big(struct attempt_ctx *c, struct response *resp)
 }
 
 /*
- * 1. and 2. in one round trip: claim the scope (INSERT the PROCESSING
- * row; the unique key alone decides, and its id names the order), set
- * the savepoint and lock the stock rows in SKU order.  A fault planned
- * after the ledger insert splits the batch there.
+ * 1. and 2. in one round trip: read the committed row of the scope
+ * afresh (it answers a replay when the claim meets a duplicate key; "no
+ * row" grants nothing), claim the scope (INSERT the PROCESSING row; the
+ * unique key alone decides, and its id names the order), set the
+ * savepoint and lock the stock rows in SKU order.  A fault planned at
+ * the conflict read leaves the read out (the old fresh read after the
+ * duplicate is where it acts); one planned after the ledger insert
+ * splits the batch there.
  */
 static enum attempt
 step_claim_lock(struct attempt_ctx *c, struct response *resp)
 {
 	struct db_batch	*b = &c->batch;
 	enum attempt	 a;
-	int		 rc, lock;
+	int		 rc, lock, read = -1, claim;
 
 	db_batch_reset(b);
+	if (!FAULT_PLANNED(c->req->fault, FP_CONFLICT_READ)) {
+		read = b->n;
+		if (ledger_batch_read(b, &c->scope) == -1)
+			return batch_too_big(c, resp);
+	}
+	claim = b->n;
 	if (ledger_batch_insert(b, &c->scope, c->req->fingerprint,
 	    c->conf->key_retention_ms / 1000) == -1)
 		return batch_too_big(c, resp);
 	if (FAULT_PLANNED(c->req->fault, FP_AFTER_LEDGER_INSERT)) {
 		rc = db_batch_run(c->db, b);
 		if (rc != DB_OK)
-			return claim_failed(c, rc, resp);
+			return claim_failed(c, rc, read >= 0 && b->done > read ?
+			    b->res[read] : NULL, resp);
 		c->claimed = 1;
-		c->id = b->insert_id[0];
+		c->id = b->insert_id[claim];
 		a = fault_at(c, FP_AFTER_LEDGER_INSERT, "after_ledger_insert",
 		    resp);
 		if (a != ATTEMPT_NEXT)
@@ -546,13 +564,14 @@ step_claim_lock(struct attempt_ctx *c, struct response *resp)
 		return batch_too_big(c, resp);
 	lock = b->n - 1;
 	rc = db_batch_run(c->db, b);
-	if (rc != DB_OK && !c->claimed && b->done == 0)
-		return claim_failed(c, rc, resp);
+	if (rc != DB_OK && !c->claimed && b->done <= claim)
+		return claim_failed(c, rc, read >= 0 && b->done > read ?
+		    b->res[read] : NULL, resp);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "stock lock", resp);
 	if (!c->claimed) {
 		c->claimed = 1;
-		c->id = b->insert_id[0];
+		c->id = b->insert_id[claim];
 	}
 	c->savepoint = 1;
 	store_read_locked(b->res[lock], c->req->in, c->rows);
@@ -844,8 +863,6 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 	c->claimed = c->savepoint = c->locked = c->commit_fault = 0;
 	c->settled = 0;
 	a = step_connect(c, resp);
-	if (a == ATTEMPT_NEXT && c->attempt == 1)
-		a = fast_path(c, resp);
 	if (a == ATTEMPT_NEXT)
 		a = fault_at(c, FP_BEFORE_LEDGER_INSERT, "before_ledger_insert",
 		    resp);

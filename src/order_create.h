@@ -1,6 +1,6 @@
 /*
- * POST /orders: one key, one order.  The whole transaction of contract
- * section 4 lives in order_create.c.
+ * POST /orders: one key, one order.  The whole transaction lives in
+ * order_create.c.
  */
 #ifndef IDEMORDERS_ORDER_CREATE_H
 #define IDEMORDERS_ORDER_CREATE_H

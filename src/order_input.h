@@ -1,5 +1,5 @@
 /*
- * The POST /orders body (contract section 3) as a pure function of
+ * The POST /orders body as a pure function of
  * bytes: the order schema on the tree of the strict JSON reader
  * (json_strict.h), and the canonical form the fingerprint is computed
  * over (section 4).  Nothing here touches FastCGI or the database.

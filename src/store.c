@@ -152,7 +152,7 @@ out:
 }
 
 /*
- * Batched forms (contract section 4): the same statements, written for
+ * Batched forms: the same statements, written for
  * db_batch_run() with every string as a hex literal and every number
  * formatted here.
  */

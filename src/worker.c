@@ -461,6 +461,7 @@ worker_main(const struct conf *conf, int listen_fd,
 			continue;
 		serve_request(&fr, conf, ops, &db, &body, &resp);
 		FCGX_Finish_r(&fr);
+		db_answered(&db);
 		served++;
 	}
 	/* Stopping or recycled: a kept connection is closed. */

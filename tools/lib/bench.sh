@@ -594,8 +594,72 @@ bench_main() {
 		done
 		bench_pool "$BENCH_WORKERS" warning
 	fi
+	bench_roundtrips
 
 	bench_report "$load" $(($(date +%s) - start))
+}
+
+# ------------------------------------------------------ the round trips
+
+# The mean milliseconds of N sequential requests (curl, one connection
+# each) through lighttpd: KIND create (a new key each) or replay (KEY).
+bench_rt_mean() {
+	local kind=$1 n=$2 key=$3 i t sum=0 body out
+	for ((i = 0; i < n; i++)); do
+		[[ $kind == create ]] && key=bench-$BENCH_RUN-rt-$RANDOM-$i
+		out=$(curl -s -o /dev/null -m 30 -u "$BENCH_USER:$BENCH_PASSWORD" \
+		    -H "Idempotency-Key: $key" -H 'Content-Type: application/json' \
+		    --data "$BENCH_REPLAY_BODY" -w '%{http_code} %{time_total}' \
+		    "$LIGHTTPD_URL$MOUNT")
+		[[ ${out%% *} == 201 ]] || die "bench: round trips: $kind answered $out"
+		t=${out#* }
+		sum=$(awk -v a="$sum" -v b="$t" 'BEGIN { print a + b }')
+	done
+	awk -v s="$sum" -v n="$n" 'BEGIN { printf "%.2f", 1000 * s / n }'
+}
+
+# What a network between the responders and MariaDB costs: the pool
+# through the fault proxy (tests/dbproxy), which forwards every chunk
+# BENCH_NET_MS late in each direction, against the same proxy passing at
+# once; round trips = the difference / (2 x the delay).  Writes
+# $BENCH_LOG/roundtrips.md for the report.
+bench_roundtrips() {
+	local d=${BENCH_NET_MS:-20} n=${BENCH_RT_N:-20} key mode c0 r0 c1 r1
+	local ctl=$DBPROXY_CONTROL_PORT
+	echo "round trips: the pool through the fault proxy, ${d} ms each way"
+	"$DBPROXY_BIN" -l "$DBPROXY_PORT" -u "$DB_SOCKET" -c "$ctl" \
+	    -p "$DBPROXY_PIDFILE" </dev/null >>"$BENCH_LOG/dbproxy.log" 2>&1 &
+	sleep 0.5
+	sed -i '/^# Added by .* bench (round trips):$/,$d' "$CONF"
+	printf '# Added by %s bench (round trips):\ndb_host = 127.0.0.1\ndb_port = %s\n' \
+	    "$PROG" "$DBPROXY_PORT" >>"$CONF"
+	sed -i 's/^db_socket = /# db_socket = /' "$CONF"
+	serve_start
+	key=bench-$BENCH_RUN-rt-replay
+	bench_seed_order lighttpd "$key" >/dev/null
+	for mode in pass "delay $d"; do
+		printf '%s\n' "$mode" | socat -t 2 - "TCP:127.0.0.1:$ctl" >/dev/null
+		bench_rt_mean create 3 >/dev/null	# warm the connections
+		if [[ $mode == pass ]]; then
+			c0=$(bench_rt_mean create "$n")
+			r0=$(bench_rt_mean replay "$n" "$key")
+		else
+			c1=$(bench_rt_mean create "$n")
+			r1=$(bench_rt_mean replay "$n" "$key")
+		fi
+	done
+	dbproxy_stop
+	sed -i '/^# Added by .* bench (round trips):$/,$d' "$CONF"
+	sed -i 's/^# db_socket = /db_socket = /' "$CONF"
+	serve_start
+	awk -v d="$d" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v n="$n" 'BEGIN {
+		printf "\n## Round trips between the responders and MariaDB\n\n"
+		printf "The pool through the fault proxy, every chunk forwarded %d ms late each way, against the proxy passing at once; %d sequential requests through lighttpd each; round trips = (delayed - passing) / (2 x %d ms).\n\n", d, n, d
+		printf "| request | passing, ms | delayed, ms | round trips |\n|---|--:|--:|--:|\n"
+		printf "| create (a new key) | %.1f | %.1f | %.2f |\n", c0, c1, (c1 - c0) / (2 * d)
+		printf "| replay | %.1f | %.1f | %.2f |\n", r0, r1, (r1 - r0) / (2 * d)
+	}' >"$BENCH_LOG/roundtrips.md"
+	cat "$BENCH_LOG/roundtrips.md"
 }
 
 # ------------------------------------------------------------ the report
@@ -847,6 +911,7 @@ END {
 	printf "| (socket errors: no answer at all) | %d | %s |\n", sockerr, sockerr == 0 ? "none" : "**see the runs**"
 }
 AWK
+		cat "$BENCH_LOG/roundtrips.md" 2>/dev/null
 	} >"$md.tmp"
 	mv -f "$md.tmp" "$md"
 	cp "$BENCH_TSV" "$tsv.tmp" && mv -f "$tsv.tmp" "$tsv"
