@@ -385,6 +385,7 @@ db_node_ready(struct db *db)
 	rc = db_arm(db);
 	if (rc != DB_OK)
 		return rc;
+	db->round_trips++;
 	if (mysql_query(db->my, "SELECT "
 	    "MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT', "
 	    "VARIABLE_VALUE, NULL)), "
@@ -479,6 +480,8 @@ db_open(struct db *db, int in_request)
 		    "sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'");
 	/* A Galera node?  (@@wsrep_on is OFF, or unknown, elsewhere.) */
 	db->galera = 0;
+	if (rc == DB_OK)
+		db->round_trips++;
 	if (rc == DB_OK && mysql_query(db->my, "SELECT @@wsrep_on") == 0) {
 		res = mysql_store_result(db->my);
 		if (res != NULL) {
@@ -550,6 +553,7 @@ db_ping(struct db *db)
 		rc = db_arm(db);
 		if (rc != DB_OK)
 			return rc;
+		db->round_trips++;
 		if (mysql_ping(db->my) == 0)
 			return db_node_ready(db);
 		rc = db_conn_fail(db);
@@ -632,6 +636,7 @@ db_exec(struct db *db, const char *sql)
 	rc = db_arm(db);
 	if (rc != DB_OK)
 		return rc;
+	db->round_trips++;
 	if (mysql_query(db->my, sql) != 0)
 		return db_conn_fail(db);
 	res = mysql_store_result(db->my);
@@ -656,6 +661,7 @@ db_commit(struct db *db)
 	if (rc != DB_OK)
 		return rc;	/* nothing sent */
 	db->read_open = 0;
+	db->round_trips++;
 	if (mysql_commit(db->my) == 0)
 		return DB_OK;
 	rc = db_conn_fail(db);
@@ -678,6 +684,7 @@ db_rollback(struct db *db)
 	if (!db->broken) {
 		if (db_remaining_ms(db) > 0) {
 			db_arm(db);
+			db->round_trips++;
 			if (mysql_rollback(db->my) == 0)
 				return DB_OK;
 		}
@@ -757,6 +764,7 @@ db_stmt_prepare(struct db *db, const char *sql, size_t len, MYSQL_STMT **out)
 	if (st == NULL)
 		return db_fail(db, DB_UNAVAILABLE, CR_OUT_OF_MEMORY,
 		    "out of memory");
+	db->round_trips++;
 	if (mysql_stmt_prepare(st, sql, (unsigned long)len) != 0) {
 		rc = db_stmt_fail(db, st);
 		log_warnx("prepare failed: %s (%u): %s", db->last_error,
@@ -798,6 +806,7 @@ db_execute(struct db *db, MYSQL_STMT *st, MYSQL_BIND *params)
 		return rc;
 	if (params != NULL && mysql_stmt_bind_param(st, params) != 0)
 		return db_stmt_fail(db, st);
+	db->round_trips++;
 	if (mysql_stmt_execute(st) != 0)
 		return db_stmt_fail(db, st);
 	return DB_OK;
@@ -980,6 +989,7 @@ db_batch_run(struct db *db, struct db_batch *b)
 	rc = db_arm(db);
 	if (rc != DB_OK)
 		return rc;
+	db->round_trips++;
 	if (mysql_real_query(db->my, b->sql.p, (unsigned long)b->sql.len) != 0)
 		goto failed;
 	for (;;) {

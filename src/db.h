@@ -71,6 +71,7 @@ struct db {
 	int			 broken;	/* drop before the next use */
 	int			 read_open;	/* a read-only transaction */
 	int			 release_due;	/* roll it back once answered */
+	unsigned long		 round_trips;	/* statements or batches sent */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;
 	struct timespec		 deadline;	/* CLOCK_MONOTONIC; 0: none */
