@@ -25,31 +25,31 @@
 #include "log.h"
 
 /*
- * One statement per terminal status, so that each walks the
- * (status, expires_at) index in order instead of sorting all due rows
- * for every batch.
+ * Due rows by the index on live_expires_at (expires_at of a row that is
+ * not a tombstone), tombstones by the one on tombstone_at (when they
+ * became one): the generated columns that finishing a create leaves as
+ * they are.
  */
 #define Q_EXPIRE(status) "UPDATE idempotency_records " \
     "SET status = 'EXPIRED', response_body = NULL, response_headers = NULL, " \
     "updated_at = UTC_TIMESTAMP(6) " \
-    "WHERE status = '" status "' AND expires_at <= UTC_TIMESTAMP(6) " \
-    "ORDER BY expires_at LIMIT ?"
+    "WHERE live_expires_at <= UTC_TIMESTAMP(6) AND status = '" status "' " \
+    "ORDER BY live_expires_at LIMIT ?"
 static const char *const q_expire[] = {
 	Q_EXPIRE("SUCCEEDED"),
 	Q_EXPIRE("FAILED_FINAL"),
 };
 static const char q_purge[] = "DELETE FROM idempotency_records "
-    "WHERE status = 'EXPIRED' "
-    "AND updated_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
-    "ORDER BY updated_at LIMIT ?";
+    "WHERE tombstone_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
+    "ORDER BY tombstone_at LIMIT ?";
 #define EXPIRE_TRIES	20	/* attempts of one batch */
 
 static const char q_count_expire[] = "SELECT COUNT(*) FROM "
-    "idempotency_records WHERE status IN ('SUCCEEDED', 'FAILED_FINAL') "
-    "AND expires_at <= UTC_TIMESTAMP(6)";
+    "idempotency_records WHERE live_expires_at <= UTC_TIMESTAMP(6) "
+    "AND status IN ('SUCCEEDED', 'FAILED_FINAL')";
 static const char q_count_purge[] = "SELECT COUNT(*) FROM "
-    "idempotency_records WHERE status = 'EXPIRED' "
-    "AND updated_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND";
+    "idempotency_records "
+    "WHERE tombstone_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND";
 
 /*
  * Run one statement with the given integer parameters; *rows receives

@@ -138,7 +138,7 @@ lid() {
 
 # --- order without its ledger row -------------------------------------------
 a2=${OID[a2]}
-psql "CREATE TABLE saved AS SELECT * FROM idempotency_records
+psql "CREATE TABLE saved AS SELECT id, $LEDGER_COLS FROM idempotency_records
     WHERE principal_id = 'alice' AND idem_key = 't7x-a2';
     DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't7x-a2'"
 expect_breach "ledger row of $a2 deleted" order_without_ledger "$a2" only
@@ -153,7 +153,8 @@ psql "UPDATE orders SET created_at = created_at - INTERVAL 30 DAY + INTERVAL 32 
 expect_breach "ledger row of $a2 gone, order 30 days old" order_without_ledger "$a2" only
 psql "UPDATE orders SET created_at = created_at + INTERVAL 30 DAY + INTERVAL 2 HOUR
     WHERE id = ${a2#o-}"
-psql "INSERT INTO idempotency_records SELECT * FROM saved; DROP TABLE saved"
+psql "INSERT INTO idempotency_records (id, $LEDGER_COLS)
+    SELECT id, $LEDGER_COLS FROM saved; DROP TABLE saved"
 expect_clean "ledger row of $a2 restored"
 # A ledger row that names no order for a key that made one.
 psql "UPDATE idempotency_records SET status = 'FAILED_FINAL', resource_id = NULL
