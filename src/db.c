@@ -1,5 +1,10 @@
 #include "config.h"
 
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netdb.h>
+#include <arpa/inet.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -366,6 +371,95 @@ db_pick_node(struct db *db)
 	return n;
 }
 
+/* A name lookup of its own, owned by the resolver's thread once started. */
+struct db_lookup {
+	struct gaicb	 cb;
+	struct addrinfo	 hints;
+	char		 name[256];
+};
+
+/*
+ * Resolve host into a numeric address (addr, size bytes) within ms
+ * milliseconds, so that a name in db_host waits no longer than the
+ * connect itself (the system resolver's own timeouts may be far longer).
+ * An address, or "localhost" (the server's default unix socket), is kept
+ * as it is.  A lookup still running when the time is up is cancelled;
+ * one that cannot be is left, with its memory, to the resolver's thread.
+ * Returns DB_OK or DB_LOST, recorded.
+ */
+static int
+db_resolve(struct db *db, const char *host, long ms, char *addr, size_t size)
+{
+	struct db_lookup	*lk;
+	struct gaicb		*list[1];
+	struct timespec		 ts, end, now;
+	unsigned char		 bin[sizeof(struct in6_addr)];
+	char			 why[320];
+	int			 rc;
+
+	if (strcmp(host, "localhost") == 0 ||
+	    inet_pton(AF_INET, host, bin) == 1 ||
+	    inet_pton(AF_INET6, host, bin) == 1) {
+		snprintf(addr, size, "%s", host);
+		return DB_OK;
+	}
+	lk = calloc(1, sizeof(*lk));
+	if (lk == NULL)
+		return db_fail(db, DB_LOST, CR_OUT_OF_MEMORY, "out of memory");
+	snprintf(lk->name, sizeof(lk->name), "%s", host);
+	lk->hints.ai_family = AF_UNSPEC;
+	lk->hints.ai_socktype = SOCK_STREAM;
+	lk->cb.ar_name = lk->name;
+	lk->cb.ar_request = &lk->hints;
+	list[0] = &lk->cb;
+	rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL);
+	if (rc != 0) {
+		free(lk);
+		snprintf(why, sizeof(why), "cannot look up %s: %s", host,
+		    gai_strerror(rc));
+		return db_fail(db, DB_LOST, CR_UNKNOWN_HOST, why);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	while ((rc = gai_error(&lk->cb)) == EAI_INPROGRESS) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ts.tv_sec = end.tv_sec - now.tv_sec;
+		ts.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (ts.tv_nsec < 0) {
+			ts.tv_sec--;
+			ts.tv_nsec += 1000000000L;
+		}
+		if (ts.tv_sec < 0)
+			break;
+		gai_suspend((const struct gaicb *const *)list, 1, &ts);
+	}
+	if (rc == EAI_INPROGRESS) {
+		if (gai_cancel(&lk->cb) == EAI_CANCELED)
+			free(lk);
+		snprintf(why, sizeof(why), "looking up %s took longer than "
+		    "%ld ms", host, ms);
+		return db_fail(db, DB_LOST, CR_UNKNOWN_HOST, why);
+	}
+	if (rc != 0 || lk->cb.ar_result == NULL || getnameinfo(
+	    lk->cb.ar_result->ai_addr, lk->cb.ar_result->ai_addrlen, addr,
+	    (socklen_t)size, NULL, 0, NI_NUMERICHOST) != 0) {
+		snprintf(why, sizeof(why), "cannot look up %s: %s", host,
+		    rc != 0 ? gai_strerror(rc) : "no address");
+		if (lk->cb.ar_result != NULL)
+			freeaddrinfo(lk->cb.ar_result);
+		free(lk);
+		return db_fail(db, DB_LOST, CR_UNKNOWN_HOST, why);
+	}
+	freeaddrinfo(lk->cb.ar_result);
+	free(lk);
+	return DB_OK;
+}
+
 /*
  * On a Galera node, whether it may take work: Synced, and part of the
  * Primary component.  DB_OK, or DB_UNAVAILABLE with the reason (a node
@@ -425,7 +519,7 @@ db_open(struct db *db, int in_request)
 	const struct conf	*c = db->conf;
 	MYSQL_RES		*res;
 	MYSQL_ROW		 row;
-	char			 host[256];
+	char			 host[256], addr[256];
 	unsigned int		 connect_s, port = c->db_port;
 	long			 left, ms;
 	my_bool			 off = 0;
@@ -438,6 +532,16 @@ db_open(struct db *db, int in_request)
 		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
 	ms = c->db_connect_timeout_ms < left ? c->db_connect_timeout_ms : left;
 	connect_s = (unsigned int)((ms + 999) / 1000);
+	if (c->db_socket == NULL) {
+		db_node(c, db->node, host, sizeof(host), &port);
+		rc = db_resolve(db, host, ms, addr, sizeof(addr));
+		if (rc != DB_OK) {
+			db->move = 1;
+			log_warnx("database connect to %s failed: %s", host,
+			    db->last_error);
+			return rc;
+		}
+	}
 	db->my = mysql_init(NULL);
 	if (db->my == NULL)
 		return db_fail(db, DB_UNAVAILABLE, CR_OUT_OF_MEMORY,
@@ -455,9 +559,7 @@ db_open(struct db *db, int in_request)
 #endif
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	if (c->db_socket == NULL)
-		db_node(c, db->node, host, sizeof(host), &port);
-	if (mysql_real_connect(db->my, c->db_socket ? NULL : host,
+	if (mysql_real_connect(db->my, c->db_socket ? NULL : addr,
 	    c->db_user, c->db_password, c->db_name,
 	    c->db_socket ? 0 : port, c->db_socket,
 	    CLIENT_MULTI_STATEMENTS) == NULL) {
