@@ -54,13 +54,18 @@ BENCH_REPLAY_BODY='{"currency":"KRW","items":[{"sku":"BENCH-00","qty":1}],"amoun
 # tools/dev bench [--quick] [--keep] [--out DIR]
 run_bench() {
 	BENCH_QUICK=0 BENCH_KEEP=0 BENCH_OUT=
+	if [[ ${1:-} == --auth ]]; then
+		shift
+		run_bench_auth "$@"	# tools/lib/bench-auth.sh
+		return
+	fi
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--quick)	BENCH_QUICK=1 ;;
 		--keep)		BENCH_KEEP=1 ;;
 		--out)		[[ $# -ge 2 ]] || die "--out needs a directory"
 				BENCH_OUT=$2; shift ;;
-		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR]" ;;
+		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR] | --auth [SECONDS]" ;;
 		esac
 		shift
 	done
@@ -305,7 +310,9 @@ bench_url() {
 # moment fails (AH01067/AH01075 "Connection reset by peer", a 503).
 bench_reuse_start() {
 	local dir=$RUN/apache-reuse i
-	BENCH_REUSE_PORT=$((FCGID_PORT + 1))
+	# (the shop's servers and php-fpm take LIGHTTPD_PORT + 3..7,
+	# tests/http/14 + 8)
+	BENCH_REUSE_PORT=$((LIGHTTPD_PORT + 9))
 	need_free_port "$BENCH_REUSE_PORT" "Apache enablereuse=on"
 	rm -rf "$dir"
 	install -d -m 0755 "$dir"
