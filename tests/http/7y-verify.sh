@@ -5,15 +5,21 @@
 # SKU, with an unknown one or without enough stock; and it FAILS check 5,
 # naming it, against a responder configured with out_of_stock = retryable
 # (its rejections are not replayed), behind a lighttpd of its own.
+# Credentials other than --user: Basic written as a raw --header (and
+# from a file, @FILE) passes everywhere and is never printed in full;
+# refused credentials (either principal's) stop it with exit 2 before
+# anything is written; cookie files are sent (a stand-in server logs the
+# requests).
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
 VERIFY=$REPO/tools/idemorders-verify
 priv=$(mktemp -d /tmp/idemorders-7y.XXXXXX)
 chmod 0755 "$priv"
-PLPID=
+PLPID= CAP_PID=
 cleanup() {
 	[[ -n $PLPID ]] && kill "$PLPID" 2>/dev/null
+	[[ -n $CAP_PID ]] && kill "$CAP_PID" 2>/dev/null
 	stop_private
 	rm -rf "$priv" "$T_TMP"
 }
@@ -125,12 +131,138 @@ verify "no stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
 expect_sql_value "no stock: no order" 0 \
     "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
 
+# --- credentials other than --user: headers and cookie files ----------------
+# basic_header NAME:PASSWORD: Basic auth written as a raw header.
+basic_header() {
+	printf 'Authorization: Basic %s' "$(printf '%s' "$1" | base64 -w0)"
+}
+SECRET_A=$(printf '%s' "$ALICE" | base64 -w0)
+SECRET_B=$(printf '%s' "$BOB" | base64 -w0)
+# no_secret WHAT VALUE...: none of the values shows up in its output.
+no_secret() {
+	local what=$1 v
+	shift
+	for v in "$@"; do
+		if grep -qF -- "$v" <<<"$VOUT"; then
+			fail "$what: a credential is printed" "the output holds '${v:0:6}...'"
+			return
+		fi
+	done
+	ok "$what: no credential printed in full"
+}
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")$MOUNT
+	w="$s, --header/--other-header (Basic as a raw header), --db-defaults"
+	sku=$(new_sku T7Y-hdr 100)
+	verify "$w" --base "$url" --header "$(basic_header "$ALICE")" \
+	    --other-header "$(basic_header "$BOB")" --sku "$sku" --db-defaults "$DBDEF"
+	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+	expect_pass "$w" 1 2 3 4 5 6 7
+	grep -qE "principals alice and bob \(read from the database\)" <<<"$VOUT" &&
+	    ok "$w: the principals read from the rows" ||
+	    fail "$w: principals" "no line naming alice and bob"
+	grep -qE 'as Authorization: Basic <hidden, [0-9]+ characters>' <<<"$VOUT" &&
+	    ok "$w: the header shown masked" || fail "$w: masked header" "not shown"
+	no_secret "$w" "$SECRET_A" "$SECRET_B"
+	expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+done
+
+# Headers from a file (--header @FILE, as curl -H @FILE), mixed with
+# --other-user; HTTP alone.
+hf=$T_TMP/alice.headers
+{ basic_header "$ALICE"; printf '\nX-QA-Run: %s\n' "$RUN_TAG"; } >"$hf"
+w="lighttpd, --header @FILE and --other-user, HTTP alone"
+sku=$(new_sku T7Y-hdrfile 100)
+verify "$w" --base "$LIGHTTPD_URL$MOUNT" --header "@$hf" --other-user "$BOB" --sku "$sku"
+[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+expect_pass "$w" 1 2 3 4 5 6 skip7
+no_secret "$w" "$SECRET_A" "bob-secret"
+expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+
+# Credentials the web server refuses: exit 2 before anything is written,
+# naming the option whose credentials were refused.
+sku=$(new_sku T7Y-badcred 100)
+for who in first other; do
+	w="wrong password as a raw header ($who)"
+	if [[ $who == first ]]; then
+		verify "$w" --base "$APACHE_URL$MOUNT" --header "$(basic_header alice:wrong)" \
+		    --other-header "$(basic_header "$BOB")" --sku "$sku" --db-defaults "$DBDEF"
+		opt=--header
+	else
+		verify "$w" --base "$LIGHTTPD_URL$MOUNT" --user "$ALICE" \
+		    --other-header "$(basic_header bob:wrong)" --sku "$sku"
+		opt=--other-header
+	fi
+	[[ $VRC == 2 ]] && ok "$w: exit 2" || fail "$w: exit status" "$VRC, expected 2"
+	grep -qE -- "credentials of $opt refused: 401" <<<"$VOUT" &&
+	    ok "$w: says whose credentials were refused" ||
+	    fail "$w: message" "no 'credentials of $opt refused: 401'"
+	no_secret "$w" "$(printf alice:wrong | base64 -w0)" "$(printf bob:wrong | base64 -w0)" "$SECRET_A" "$SECRET_B"
+	pfx=$(sed -n 's/^idemorders-verify: \(verify-[0-9a-f]*\)-\*;.*/\1/p' <<<"$VOUT")
+	expect_sql_value "$w: no ledger row under its keys ${pfx:-?}-*" 0 \
+	    "$(sql "SELECT COUNT(*) FROM idempotency_records WHERE idem_key LIKE '${pfx:-?}-%'")"
+done
+expect_sql_value "refused credentials: stock untouched" 100 "$(stock_of "$sku")"
+expect_sql_value "refused credentials: no order" 0 \
+    "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+
+# Usage: a header without a colon is refused without echoing it; every
+# principal needs credentials.
+verify "header without a colon" --base "$LIGHTTPD_URL$MOUNT" --header "Bearer $SECRET_A" \
+    --other-user "$BOB" --sku "$sku"
+[[ $VRC == 2 && $VOUT == *"--header"*"Name: value"* ]] &&
+    ok "header without a colon: usage error, exit 2" || fail "header without a colon" "exit $VRC"
+no_secret "header without a colon" "$SECRET_A"
+verify "no other credentials" --base "$LIGHTTPD_URL$MOUNT" --header "$(basic_header "$ALICE")" --sku "$sku"
+[[ $VRC == 2 && $VOUT == *"the other principal"* ]] &&
+    ok "no credentials for the other principal: usage error, exit 2" ||
+    fail "no other credentials" "exit $VRC"
+
+# Cookie files (--cookie, --other-cookie: Netscape files as curl -c
+# writes), against a stand-in server that logs what it is sent and
+# refuses everything but _health: the cookies go out, their values are
+# never printed, and the refusal is exit 2.
+python3 "$REPO/tests/lib/capture-server.py" "$T_TMP/cap.port" "$T_TMP/cap.log" &
+CAP_PID=$!
+wait_until 10 test -s "$T_TMP/cap.port"
+CAP_URL=http://127.0.0.1:$(<"$T_TMP/cap.port")
+jar() {	# FILE NAME VALUE: a cookie file with one session cookie for 127.0.0.1
+	printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\t%s\t%s\n' "$2" "$3" >"$1"
+}
+jar "$T_TMP/jar-a" PHPSESSID "sess-a-$RUN_TAG"
+jar "$T_TMP/jar-b" PHPSESSID "sess-b-$RUN_TAG"
+w="--cookie/--other-cookie, refused"
+verify "$w" --base "$CAP_URL$MOUNT" --cookie "$T_TMP/jar-a" --other-cookie "$T_TMP/jar-b" --sku T7Y-x
+[[ $VRC == 2 ]] && ok "$w: exit 2" || fail "$w: exit status" "$VRC, expected 2"
+grep -qE -- "credentials of --cookie refused: 401" <<<"$VOUT" &&
+    ok "$w: says whose credentials were refused" || fail "$w: message" "no 'credentials of --cookie refused: 401'"
+grep -qx "Cookie: PHPSESSID=sess-a-$RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: the cookie of the file was sent" || fail "$w: cookie" "not in the request: $(grep -i '^cookie' "$T_TMP/cap.log")"
+grep -q '^POST' "$T_TMP/cap.log" && fail "$w: POST sent" "a POST after the refusal" ||
+    ok "$w: no POST after the refusal"
+no_secret "$w" "sess-a-$RUN_TAG" "sess-b-$RUN_TAG"
+: >"$T_TMP/cap.log"
+w="--header and --other-cookie-jar, refused"
+verify "$w" --base "$CAP_URL$MOUNT" --header "Authorization: Bearer tok-$RUN_TAG" \
+    --other-cookie-jar "$T_TMP/jar-b" --sku T7Y-x
+[[ $VRC == 2 && $VOUT == *"credentials of --header refused: 401"* ]] &&
+    ok "$w: exit 2, refused" || fail "$w" "exit $VRC"
+grep -qx "Authorization: Bearer tok-$RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: the bearer header was sent" || fail "$w: header" "not in the request"
+no_secret "$w" "tok-$RUN_TAG"
+grep -qE 'as Authorization: Bearer <hidden, [0-9]+ characters>' <<<"$VOUT" &&
+    ok "$w: the bearer token shown masked" || fail "$w: masked" "not shown"
+kill "$CAP_PID" 2>/dev/null
+wait "$CAP_PID" 2>/dev/null
+CAP_PID=
+
 # --- a deployment that breaks one expectation: out_of_stock = retryable -----
 CONF=$priv/idemorders.conf
 private_conf "$CONF" "$priv/sock" workers=2 out_of_stock=retryable \
     socket_mode=0660 socket_group=www-data
 start_private "$IDEMORDERS_BIN" "$CONF" "$priv/sock" "$priv/serve.log" || finish
-port=$(( ${LIGHTTPD_URL##*:} + 5 ))
+# A free port (the stack's neighbours are the shop's and bearer vhosts).
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$priv/log"
 chown www-data:www-data "$priv/log"
 sed -e "s|^server.port .*|server.port = $port|" \
