@@ -9,7 +9,10 @@
 # from a file, @FILE) passes everywhere and is never printed in full;
 # refused credentials (either principal's) stop it with exit 2 before
 # anything is written; cookie files are sent (a stand-in server logs the
-# requests).
+# requests).  With the demo shop's vhosts: the customers ana and ben by
+# their PHP sessions (cookie files from the sign-in form) and by bearer
+# tokens from token.php, through lighttpd and Apache; a made-up session
+# and a forged token are refused.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
@@ -255,6 +258,83 @@ grep -qE 'as Authorization: Bearer <hidden, [0-9]+ characters>' <<<"$VOUT" &&
 kill "$CAP_PID" 2>/dev/null
 wait "$CAP_PID" 2>/dev/null
 CAP_PID=
+
+# --- the demo shop's customers: a PHP session, a bearer token ---------------
+# Through the test stack's shop vhosts (session authorizer) and bearer
+# vhosts: cookies from signing in with the shop's form (curl -c), tokens
+# from its token page; a made-up session and a forged token are refused
+# before anything is written.
+if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
+	# sign_in JAR USER PASSWORD URL: the shop's form; print the status.
+	sign_in() {
+		rm -f "$1"
+		curl -sS -o /dev/null -w '%{http_code}' -c "$1" \
+		    -d "user=$2" -d "password=$3" "$4/login.php"
+	}
+	# session_of JAR: the session id in JAR.
+	session_of() {
+		awk '$6 == "idemshop" { print $7 }' "$1"
+	}
+	for s in $HTTP_SERVERS; do
+		v=SHOP_${s^^}_URL shop=${!v}
+		v=BEARER_${s^^}_URL bearer=${!v}
+		st_a=$(sign_in "$T_TMP/ana.jar" ana ana-secret "$shop")
+		st_b=$(sign_in "$T_TMP/ben.jar" ben ben-secret "$shop")
+		[[ $st_a == 303 && $st_b == 303 ]] && ok "$s shop: ana and ben signed in" ||
+		    fail "$s shop: sign in" "login.php answered $st_a and $st_b"
+		sess_a=$(session_of "$T_TMP/ana.jar") sess_b=$(session_of "$T_TMP/ben.jar")
+
+		w="$s shop, --cookie/--other-cookie (PHP sessions), --db-defaults"
+		sku=$(new_sku T7Y-sess 100)
+		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/ana.jar" \
+		    --other-cookie "$T_TMP/ben.jar" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+		expect_pass "$w" 1 2 3 4 5 6 7
+		grep -q 'principals customer-1001 and customer-1002 (read from the database)' <<<"$VOUT" &&
+		    ok "$w: the customers are the principals" ||
+		    fail "$w: principals" "no line naming customer-1001 and customer-1002"
+		no_secret "$w" "${sess_a:-none}" "${sess_b:-none}"
+		expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+
+		w="$s bearer, --header @FILE/--other-header (tokens from token.php), --db-defaults"
+		tok_a=$(curl -sS -b "$T_TMP/ana.jar" "$bearer/token.php" | jq -r '.access_token // empty')
+		tok_b=$(curl -sS -b "$T_TMP/ben.jar" "$bearer/token.php" | jq -r '.access_token // empty')
+		[[ -n $tok_a && -n $tok_b ]] && ok "$w: two tokens" || fail "$w: tokens" "token.php gave none"
+		printf 'Authorization: Bearer %s\n' "$tok_a" >"$T_TMP/ana.headers"
+		sku=$(new_sku T7Y-bearer 100)
+		verify "$w" --base "$bearer$MOUNT" --header "@$T_TMP/ana.headers" \
+		    --other-header "Authorization: Bearer $tok_b" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+		expect_pass "$w" 1 2 3 4 5 6 7
+		grep -q 'principals customer-1001 and customer-1002 (read from the database)' <<<"$VOUT" &&
+		    ok "$w: the customers are the principals" ||
+		    fail "$w: principals" "no line naming customer-1001 and customer-1002"
+		no_secret "$w" "${tok_a:-none}" "${tok_b:-none}" "${tok_a:0:40}"
+		expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+
+		# Refused: a session nobody signed in to, a token with a
+		# changed signature.
+		sku=$(new_sku T7Y-refused 100)
+		printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tidemshop\t%s\n' \
+		    "made-up-$RUN_TAG" >"$T_TMP/nobody.jar"
+		w="$s shop, a made-up session"
+		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/nobody.jar" \
+		    --other-cookie "$T_TMP/ben.jar" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --cookie refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		sig=${tok_a##*.} c=A
+		[[ ${sig:10:1} == A ]] && c=B
+		w="$s bearer, a forged signature"
+		verify "$w" --base "$bearer$MOUNT" --header "Authorization: Bearer ${tok_a%.*}.${sig:0:10}$c${sig:11}" \
+		    --other-header "Authorization: Bearer $tok_b" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --header refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		no_secret "$w" "${tok_a:-none}" "${tok_b:-none}"
+		expect_sql_value "$s: refused: stock untouched" 100 "$(stock_of "$sku")"
+		expect_sql_value "$s: refused: no order" 0 \
+		    "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+	done
+fi
 
 # --- a deployment that breaks one expectation: out_of_stock = retryable -----
 CONF=$priv/idemorders.conf

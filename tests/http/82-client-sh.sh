@@ -14,7 +14,10 @@
 # and the credentials options: Basic as a raw --header creates and replays;
 # a wrong one is a 401 (exit 1) with nothing written; --cookie,
 # --cookie-jar and --header reach the server (a stand-in that logs them),
-# the jar keeps a cookie it sets, and no value is printed.
+# the jar keeps a cookie it sets, and no value is printed; with the demo
+# shop's vhosts, ana's session cookie and her bearer token each make her
+# order (principal customer-1001), and signed out she gets a 401 with
+# nothing written.
 # About 15 s.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
@@ -354,6 +357,56 @@ run_post --cookie "$T_TMP/no-such-jar" "$LIGHTTPD_URL$MOUNT" <"$T_TMP/body"
 expect_rc 2 "--cookie with no such file"
 grep -q -- '--header' "$T_TMP/help" && grep -q -- '--cookie-jar' "$T_TMP/help" &&
     ok "--help documents --header, --cookie, --cookie-jar" || fail "--help" "no credentials options"
+
+# --- the demo shop's customers: a PHP session, a bearer token ---------------
+if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
+	for s in $HTTP_SERVERS; do
+		v=SHOP_${s^^}_URL shop=${!v}
+		v=BEARER_${s^^}_URL bearer=${!v}
+		rm -f "$T_TMP/ana.jar"
+		st=$(curl -sS -o /dev/null -w '%{http_code}' -c "$T_TMP/ana.jar" \
+		    -d user=ana -d password=ana-secret "$shop/login.php")
+		[[ $st == 303 ]] && ok "$s shop: ana signed in" || fail "$s shop: sign in" "login.php: $st"
+
+		w="$s shop, --cookie (ana's session)"
+		sku=$(new_sku T82-sess 50)
+		order_body "$sku" 2 >"$T_TMP/body"
+		run_post --cookie "$T_TMP/ana.jar" "$shop$MOUNT" <"$T_TMP/body"
+		expect_rc 0 "$w"
+		expect_field outcome created "$w"
+		oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+		expect_one_order "$(field key)" "$sku" 48 "$oid" "$w"
+		expect_sql_value "$w: the order is ana's" customer-1001 \
+		    "$(sql "SELECT principal_id FROM orders WHERE CONCAT('o-', id) = '$oid'")"
+
+		w="$s bearer, --header @FILE (ana's token)"
+		tok=$(curl -sS -b "$T_TMP/ana.jar" "$bearer/token.php" | jq -r '.access_token // empty')
+		printf 'Authorization: Bearer %s\n' "$tok" >"$T_TMP/ana.headers"
+		sku=$(new_sku T82-bearer 50)
+		order_body "$sku" 2 >"$T_TMP/body"
+		run_post --header "@$T_TMP/ana.headers" "$bearer$MOUNT" <"$T_TMP/body"
+		expect_rc 0 "$w"
+		expect_field outcome created "$w"
+		oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+		expect_one_order "$(field key)" "$sku" 48 "$oid" "$w"
+		expect_sql_value "$w: the order is ana's" customer-1001 \
+		    "$(sql "SELECT principal_id FROM orders WHERE CONCAT('o-', id) = '$oid'")"
+		! grep -qF "${tok:-none}" "$T_TMP/out" "$T_TMP/err" &&
+		    ok "$w: the token is not printed" || fail "$w: secret" "printed"
+
+		# The session's old cookie, kept from before signing out.
+		w="$s shop, signed out"
+		cp "$T_TMP/ana.jar" "$T_TMP/ana-old.jar"
+		curl -sS -o /dev/null -b "$T_TMP/ana.jar" -c "$T_TMP/ana.jar" -X POST "$shop/logout.php"
+		sku=$(new_sku T82-out 50)
+		order_body "$sku" 1 >"$T_TMP/body"
+		run_post --cookie "$T_TMP/ana-old.jar" "$shop$MOUNT" <"$T_TMP/body"
+		expect_rc 1 "$w"
+		expect_field status 401 "$w"
+		expect_sql_value "$w: nothing for the key" 0 "$(ledger_rows "$(field key)")"
+		expect_sql_value "$w: stock untouched" 50 "$(stock_of "$sku")"
+	done
+fi
 
 pool_wait_full 40 || fail "pool" "fewer workers than configured after the crashes"
 finish
