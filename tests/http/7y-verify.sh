@@ -264,6 +264,14 @@ CAP_PID=
 # vhosts: cookies from signing in with the shop's form (curl -c), tokens
 # from its token page; a made-up session and a forged token are refused
 # before anything is written.
+# b64url TEXT: base64url without padding.
+b64url() {
+	printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='
+}
+# The sign-in form is the shop's (examples/shop/public/login.php): the
+# customers' own sessions and tokens need it; the refusals do not.
+SHOP_FORM=
+[[ -f $REPO/examples/shop/public/login.php ]] && SHOP_FORM=1
 if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 	# sign_in JAR USER PASSWORD URL: the shop's form; print the status.
 	sign_in() {
@@ -278,6 +286,29 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 	for s in $HTTP_SERVERS; do
 		v=SHOP_${s^^}_URL shop=${!v}
 		v=BEARER_${s^^}_URL bearer=${!v}
+		# Refused whatever the shop's pages: a session nobody signed in
+		# to, an unsigned token (alg none) for customer-1001.
+		sku=$(new_sku T7Y-refused 100)
+		printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tidemshop\t%s\n' \
+		    "madeup$RUN_TAG" >"$T_TMP/nobody.jar"
+		w="$s shop, a made-up session"
+		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/nobody.jar" \
+		    --other-cookie "$T_TMP/nobody.jar" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --cookie refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		now=$(date +%s)
+		none=$(b64url '{"alg":"none","typ":"JWT"}').$(b64url "{\"sub\":\"customer-1001\",\"exp\":$((now + 300)),\"iat\":$now}").
+		w="$s bearer, an unsigned token (alg none)"
+		verify "$w" --base "$bearer$MOUNT" --header "Authorization: Bearer $none" \
+		    --other-header "Authorization: Bearer $none" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --header refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		no_secret "$w" "$none"
+		expect_sql_value "$s: refused: stock untouched" 100 "$(stock_of "$sku")"
+		expect_sql_value "$s: refused: no order" 0 \
+		    "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+		[[ -n $SHOP_FORM ]] || continue
+
 		st_a=$(sign_in "$T_TMP/ana.jar" ana ana-secret "$shop")
 		st_b=$(sign_in "$T_TMP/ben.jar" ben ben-secret "$shop")
 		[[ $st_a == 303 && $st_b == 303 ]] && ok "$s shop: ana and ben signed in" ||
@@ -312,16 +343,8 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		no_secret "$w" "${tok_a:-none}" "${tok_b:-none}" "${tok_a:0:40}"
 		expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
 
-		# Refused: a session nobody signed in to, a token with a
-		# changed signature.
-		sku=$(new_sku T7Y-refused 100)
-		printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tidemshop\t%s\n' \
-		    "made-up-$RUN_TAG" >"$T_TMP/nobody.jar"
-		w="$s shop, a made-up session"
-		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/nobody.jar" \
-		    --other-cookie "$T_TMP/ben.jar" --sku "$sku" --db-defaults "$DBDEF"
-		[[ $VRC == 2 && $VOUT == *"credentials of --cookie refused: 401"* ]] &&
-		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		# A real token with a changed signature.
+		sku=$(new_sku T7Y-forged 100)
 		sig=${tok_a##*.} c=A
 		[[ ${sig:10:1} == A ]] && c=B
 		w="$s bearer, a forged signature"
