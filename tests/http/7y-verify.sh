@@ -5,15 +5,24 @@
 # SKU, with an unknown one or without enough stock; and it FAILS check 5,
 # naming it, against a responder configured with out_of_stock = retryable
 # (its rejections are not replayed), behind a lighttpd of its own.
+# Credentials other than --user: Basic written as a raw --header (and
+# from a file, @FILE) passes everywhere and is never printed in full;
+# refused credentials (either principal's) stop it with exit 2 before
+# anything is written; cookie files are sent (a stand-in server logs the
+# requests).  With the demo shop's vhosts: the customers ana and ben by
+# their PHP sessions (cookie files from the sign-in form) and by bearer
+# tokens from token.php, through lighttpd and Apache; a made-up session
+# and a forged token are refused.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
 VERIFY=$REPO/tools/idemorders-verify
 priv=$(mktemp -d /tmp/idemorders-7y.XXXXXX)
 chmod 0755 "$priv"
-PLPID=
+PLPID= CAP_PID=
 cleanup() {
 	[[ -n $PLPID ]] && kill "$PLPID" 2>/dev/null
+	[[ -n $CAP_PID ]] && kill "$CAP_PID" 2>/dev/null
 	stop_private
 	rm -rf "$priv" "$T_TMP"
 }
@@ -125,12 +134,238 @@ verify "no stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
 expect_sql_value "no stock: no order" 0 \
     "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
 
+# --- credentials other than --user: headers and cookie files ----------------
+# basic_header NAME:PASSWORD: Basic auth written as a raw header.
+basic_header() {
+	printf 'Authorization: Basic %s' "$(printf '%s' "$1" | base64 -w0)"
+}
+SECRET_A=$(printf '%s' "$ALICE" | base64 -w0)
+SECRET_B=$(printf '%s' "$BOB" | base64 -w0)
+# no_secret WHAT VALUE...: none of the values shows up in its output.
+no_secret() {
+	local what=$1 v
+	shift
+	for v in "$@"; do
+		if grep -qF -- "$v" <<<"$VOUT"; then
+			fail "$what: a credential is printed" "the output holds '${v:0:6}...'"
+			return
+		fi
+	done
+	ok "$what: no credential printed in full"
+}
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")$MOUNT
+	w="$s, --header/--other-header (Basic as a raw header), --db-defaults"
+	sku=$(new_sku T7Y-hdr 100)
+	verify "$w" --base "$url" --header "$(basic_header "$ALICE")" \
+	    --other-header "$(basic_header "$BOB")" --sku "$sku" --db-defaults "$DBDEF"
+	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+	expect_pass "$w" 1 2 3 4 5 6 7
+	grep -qE "principals alice and bob \(read from the database\)" <<<"$VOUT" &&
+	    ok "$w: the principals read from the rows" ||
+	    fail "$w: principals" "no line naming alice and bob"
+	grep -qE 'as Authorization: Basic <hidden, [0-9]+ characters>' <<<"$VOUT" &&
+	    ok "$w: the header shown masked" || fail "$w: masked header" "not shown"
+	no_secret "$w" "$SECRET_A" "$SECRET_B"
+	expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+done
+
+# Headers from a file (--header @FILE, as curl -H @FILE), mixed with
+# --other-user; HTTP alone.
+hf=$T_TMP/alice.headers
+{ basic_header "$ALICE"; printf '\nX-QA-Run: %s\n' "$RUN_TAG"; } >"$hf"
+w="lighttpd, --header @FILE and --other-user, HTTP alone"
+sku=$(new_sku T7Y-hdrfile 100)
+verify "$w" --base "$LIGHTTPD_URL$MOUNT" --header "@$hf" --other-user "$BOB" --sku "$sku"
+[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+expect_pass "$w" 1 2 3 4 5 6 skip7
+no_secret "$w" "$SECRET_A" "bob-secret"
+expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+
+# Credentials the web server refuses: exit 2 before anything is written,
+# naming the option whose credentials were refused.
+sku=$(new_sku T7Y-badcred 100)
+for who in first other; do
+	w="wrong password as a raw header ($who)"
+	if [[ $who == first ]]; then
+		verify "$w" --base "$APACHE_URL$MOUNT" --header "$(basic_header alice:wrong)" \
+		    --other-header "$(basic_header "$BOB")" --sku "$sku" --db-defaults "$DBDEF"
+		opt=--header
+	else
+		verify "$w" --base "$LIGHTTPD_URL$MOUNT" --user "$ALICE" \
+		    --other-header "$(basic_header bob:wrong)" --sku "$sku"
+		opt=--other-header
+	fi
+	[[ $VRC == 2 ]] && ok "$w: exit 2" || fail "$w: exit status" "$VRC, expected 2"
+	grep -qE -- "credentials of $opt refused: 401" <<<"$VOUT" &&
+	    ok "$w: says whose credentials were refused" ||
+	    fail "$w: message" "no 'credentials of $opt refused: 401'"
+	no_secret "$w" "$(printf alice:wrong | base64 -w0)" "$(printf bob:wrong | base64 -w0)" "$SECRET_A" "$SECRET_B"
+	pfx=$(sed -n 's/^idemorders-verify: \(verify-[0-9a-f]*\)-\*;.*/\1/p' <<<"$VOUT")
+	expect_sql_value "$w: no ledger row under its keys ${pfx:-?}-*" 0 \
+	    "$(sql "SELECT COUNT(*) FROM idempotency_records WHERE idem_key LIKE '${pfx:-?}-%'")"
+done
+expect_sql_value "refused credentials: stock untouched" 100 "$(stock_of "$sku")"
+expect_sql_value "refused credentials: no order" 0 \
+    "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+
+# Usage: a header without a colon is refused without echoing it; every
+# principal needs credentials.
+verify "header without a colon" --base "$LIGHTTPD_URL$MOUNT" --header "Bearer $SECRET_A" \
+    --other-user "$BOB" --sku "$sku"
+[[ $VRC == 2 && $VOUT == *"--header"*"Name: value"* ]] &&
+    ok "header without a colon: usage error, exit 2" || fail "header without a colon" "exit $VRC"
+no_secret "header without a colon" "$SECRET_A"
+verify "no other credentials" --base "$LIGHTTPD_URL$MOUNT" --header "$(basic_header "$ALICE")" --sku "$sku"
+[[ $VRC == 2 && $VOUT == *"the other principal"* ]] &&
+    ok "no credentials for the other principal: usage error, exit 2" ||
+    fail "no other credentials" "exit $VRC"
+
+# Cookie files (--cookie, --other-cookie: Netscape files as curl -c
+# writes), against a stand-in server that logs what it is sent and
+# refuses everything but _health: the cookies go out, their values are
+# never printed, and the refusal is exit 2.
+python3 "$REPO/tests/lib/capture-server.py" "$T_TMP/cap.port" "$T_TMP/cap.log" &
+CAP_PID=$!
+wait_until 10 test -s "$T_TMP/cap.port"
+CAP_URL=http://127.0.0.1:$(<"$T_TMP/cap.port")
+jar() {	# FILE NAME VALUE: a cookie file with one session cookie for 127.0.0.1
+	printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\t%s\t%s\n' "$2" "$3" >"$1"
+}
+jar "$T_TMP/jar-a" PHPSESSID "sess-a-$RUN_TAG"
+jar "$T_TMP/jar-b" PHPSESSID "sess-b-$RUN_TAG"
+w="--cookie/--other-cookie, refused"
+verify "$w" --base "$CAP_URL$MOUNT" --cookie "$T_TMP/jar-a" --other-cookie "$T_TMP/jar-b" --sku T7Y-x
+[[ $VRC == 2 ]] && ok "$w: exit 2" || fail "$w: exit status" "$VRC, expected 2"
+grep -qE -- "credentials of --cookie refused: 401" <<<"$VOUT" &&
+    ok "$w: says whose credentials were refused" || fail "$w: message" "no 'credentials of --cookie refused: 401'"
+grep -qx "Cookie: PHPSESSID=sess-a-$RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: the cookie of the file was sent" || fail "$w: cookie" "not in the request: $(grep -i '^cookie' "$T_TMP/cap.log")"
+grep -q '^POST' "$T_TMP/cap.log" && fail "$w: POST sent" "a POST after the refusal" ||
+    ok "$w: no POST after the refusal"
+no_secret "$w" "sess-a-$RUN_TAG" "sess-b-$RUN_TAG"
+: >"$T_TMP/cap.log"
+w="--header and --other-cookie-jar, refused"
+verify "$w" --base "$CAP_URL$MOUNT" --header "Authorization: Bearer tok-$RUN_TAG" \
+    --other-cookie-jar "$T_TMP/jar-b" --sku T7Y-x
+[[ $VRC == 2 && $VOUT == *"credentials of --header refused: 401"* ]] &&
+    ok "$w: exit 2, refused" || fail "$w" "exit $VRC"
+grep -qx "Authorization: Bearer tok-$RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: the bearer header was sent" || fail "$w: header" "not in the request"
+no_secret "$w" "tok-$RUN_TAG"
+grep -qE 'as Authorization: Bearer <hidden, [0-9]+ characters>' <<<"$VOUT" &&
+    ok "$w: the bearer token shown masked" || fail "$w: masked" "not shown"
+kill "$CAP_PID" 2>/dev/null
+wait "$CAP_PID" 2>/dev/null
+CAP_PID=
+
+# --- the demo shop's customers: a PHP session, a bearer token ---------------
+# Through the test stack's shop vhosts (session authorizer) and bearer
+# vhosts: cookies from signing in with the shop's form (curl -c), tokens
+# from its token page; a made-up session and a forged token are refused
+# before anything is written.
+# b64url TEXT: base64url without padding.
+b64url() {
+	printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='
+}
+# The sign-in form is the shop's (examples/shop/public/login.php): the
+# customers' own sessions and tokens need it; the refusals do not.
+SHOP_FORM=
+[[ -f $REPO/examples/shop/public/login.php ]] && SHOP_FORM=1
+if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
+	# sign_in JAR USER PASSWORD URL: the shop's form; print the status.
+	sign_in() {
+		rm -f "$1"
+		curl -sS -o /dev/null -w '%{http_code}' -c "$1" \
+		    -d "user=$2" -d "password=$3" "$4/login.php"
+	}
+	# session_of JAR: the session id in JAR.
+	session_of() {
+		awk '$6 == "idemshop" { print $7 }' "$1"
+	}
+	for s in $HTTP_SERVERS; do
+		v=SHOP_${s^^}_URL shop=${!v}
+		v=BEARER_${s^^}_URL bearer=${!v}
+		# Refused whatever the shop's pages: a session nobody signed in
+		# to, an unsigned token (alg none) for customer-1001.
+		sku=$(new_sku T7Y-refused 100)
+		printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tidemshop\t%s\n' \
+		    "madeup$RUN_TAG" >"$T_TMP/nobody.jar"
+		w="$s shop, a made-up session"
+		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/nobody.jar" \
+		    --other-cookie "$T_TMP/nobody.jar" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --cookie refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		now=$(date +%s)
+		none=$(b64url '{"alg":"none","typ":"JWT"}').$(b64url "{\"sub\":\"customer-1001\",\"exp\":$((now + 300)),\"iat\":$now}").
+		w="$s bearer, an unsigned token (alg none)"
+		verify "$w" --base "$bearer$MOUNT" --header "Authorization: Bearer $none" \
+		    --other-header "Authorization: Bearer $none" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --header refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		no_secret "$w" "$none"
+		expect_sql_value "$s: refused: stock untouched" 100 "$(stock_of "$sku")"
+		expect_sql_value "$s: refused: no order" 0 \
+		    "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+		[[ -n $SHOP_FORM ]] || continue
+
+		st_a=$(sign_in "$T_TMP/ana.jar" ana ana-secret "$shop")
+		st_b=$(sign_in "$T_TMP/ben.jar" ben ben-secret "$shop")
+		[[ $st_a == 303 && $st_b == 303 ]] && ok "$s shop: ana and ben signed in" ||
+		    fail "$s shop: sign in" "login.php answered $st_a and $st_b"
+		sess_a=$(session_of "$T_TMP/ana.jar") sess_b=$(session_of "$T_TMP/ben.jar")
+
+		w="$s shop, --cookie/--other-cookie (PHP sessions), --db-defaults"
+		sku=$(new_sku T7Y-sess 100)
+		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/ana.jar" \
+		    --other-cookie "$T_TMP/ben.jar" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+		expect_pass "$w" 1 2 3 4 5 6 7
+		grep -q 'principals customer-1001 and customer-1002 (read from the database)' <<<"$VOUT" &&
+		    ok "$w: the customers are the principals" ||
+		    fail "$w: principals" "no line naming customer-1001 and customer-1002"
+		no_secret "$w" "${sess_a:-none}" "${sess_b:-none}"
+		expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+
+		w="$s bearer, --header @FILE/--other-header (tokens from token.php), --db-defaults"
+		tok_a=$(curl -sS -b "$T_TMP/ana.jar" "$bearer/token.php" | jq -r '.access_token // empty')
+		tok_b=$(curl -sS -b "$T_TMP/ben.jar" "$bearer/token.php" | jq -r '.access_token // empty')
+		[[ -n $tok_a && -n $tok_b ]] && ok "$w: two tokens" || fail "$w: tokens" "token.php gave none"
+		printf 'Authorization: Bearer %s\n' "$tok_a" >"$T_TMP/ana.headers"
+		sku=$(new_sku T7Y-bearer 100)
+		verify "$w" --base "$bearer$MOUNT" --header "@$T_TMP/ana.headers" \
+		    --other-header "Authorization: Bearer $tok_b" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
+		expect_pass "$w" 1 2 3 4 5 6 7
+		grep -q 'principals customer-1001 and customer-1002 (read from the database)' <<<"$VOUT" &&
+		    ok "$w: the customers are the principals" ||
+		    fail "$w: principals" "no line naming customer-1001 and customer-1002"
+		no_secret "$w" "${tok_a:-none}" "${tok_b:-none}" "${tok_a:0:40}"
+		expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
+
+		# A real token with a changed signature.
+		sku=$(new_sku T7Y-forged 100)
+		sig=${tok_a##*.} c=A
+		[[ ${sig:10:1} == A ]] && c=B
+		w="$s bearer, a forged signature"
+		verify "$w" --base "$bearer$MOUNT" --header "Authorization: Bearer ${tok_a%.*}.${sig:0:10}$c${sig:11}" \
+		    --other-header "Authorization: Bearer $tok_b" --sku "$sku" --db-defaults "$DBDEF"
+		[[ $VRC == 2 && $VOUT == *"credentials of --header refused: 401"* ]] &&
+		    ok "$w: refused, exit 2" || fail "$w" "exit $VRC"
+		no_secret "$w" "${tok_a:-none}" "${tok_b:-none}"
+		expect_sql_value "$s: refused: stock untouched" 100 "$(stock_of "$sku")"
+		expect_sql_value "$s: refused: no order" 0 \
+		    "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+	done
+fi
+
 # --- a deployment that breaks one expectation: out_of_stock = retryable -----
 CONF=$priv/idemorders.conf
 private_conf "$CONF" "$priv/sock" workers=2 out_of_stock=retryable \
     socket_mode=0660 socket_group=www-data
 start_private "$IDEMORDERS_BIN" "$CONF" "$priv/sock" "$priv/serve.log" || finish
-port=$(( ${LIGHTTPD_URL##*:} + 5 ))
+# A free port (the stack's neighbours are the shop's and bearer vhosts).
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$priv/log"
 chown www-data:www-data "$priv/log"
 sed -e "s|^server.port .*|server.port = $port|" \

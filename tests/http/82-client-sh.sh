@@ -11,6 +11,13 @@
 #   connection refused        -> exit 3, the key file kept; the same file
 #                                then creates the order, then replays it
 #   a final 422               -> exit 1, the key file removed
+# and the credentials options: Basic as a raw --header creates and replays;
+# a wrong one is a 401 (exit 1) with nothing written; --cookie,
+# --cookie-jar and --header reach the server (a stand-in that logs them),
+# the jar keeps a cookie it sets, and no value is printed; with the demo
+# shop's vhosts, ana's session cookie and her bearer token each make her
+# order (principal customer-1001), and signed out she gets a 401 with
+# nothing written.
 # About 15 s.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
@@ -260,6 +267,150 @@ expect_rc 1 "$w"
 expect_field code AMOUNT_MISMATCH "$w"
 expect_field attempts 1 "$w"
 [[ ! -e $kf ]] && ok "$w: key file removed" || fail "$w: key file" "still there"
+
+# --- credentials other than curl-args: --header, --cookie, --cookie-jar ------
+basic_header() {
+	printf 'Authorization: Basic %s' "$(printf '%s' "$1" | base64 -w0)"
+}
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")$MOUNT
+	w="$s --header (Basic as a raw header)"
+	sku=$(new_sku T82-hdr 50)
+	order_body "$sku" 2 >"$T_TMP/body"
+	run_post --header "$(basic_header "$ALICE")" --header "X-QA-Run: $RUN_TAG" "$url" <"$T_TMP/body"
+	expect_rc 0 "$w"
+	expect_field outcome created "$w"
+	expect_field replayed false "$w"
+	key=$(field key)
+	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+	run_post --key "$key" --header "$(basic_header "$ALICE")" "$url" <"$T_TMP/body"
+	expect_rc 0 "$w, again"
+	expect_field replayed true "$w, again"
+	expect_one_order "$key" "$sku" 48 "$oid" "$w"
+	expect_sql_value "$w: the order is alice's" alice \
+	    "$(sql "SELECT principal_id FROM orders WHERE CONCAT('o-', id) = '$oid'")"
+done
+
+w="wrong password as a raw header"
+sku=$(new_sku T82-badcred 50)
+kf=$T_TMP/key-badcred
+order_body "$sku" 1 >"$T_TMP/body"
+run_post --key-file "$kf" --header "$(basic_header alice:wrong)" "$APACHE_URL$MOUNT" <"$T_TMP/body"
+expect_rc 1 "$w"
+expect_field status 401 "$w"
+expect_field attempts 1 "$w"
+[[ -s $kf ]] && ok "$w: key file kept (401)" || fail "$w: key file" "gone"
+expect_sql_value "$w: nothing for the key" 0 "$(ledger_rows "$(field key)")"
+expect_sql_value "$w: no order" 0 "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+! grep -qF "$(printf alice:wrong | base64 -w0)" "$T_TMP/out" "$T_TMP/err" &&
+    ok "$w: the credential is not printed" || fail "$w: secret" "printed"
+
+# What goes out, against a stand-in server that logs each request and
+# answers 401 with a Set-Cookie.
+python3 "$REPO/tests/lib/capture-server.py" "$T_TMP/cap.port" "$T_TMP/cap.log" &
+CAP_PID=$!
+trap 'kill "$CAP_PID" 2>/dev/null; rm -rf "$T_TMP"' EXIT
+wait_until 10 test -s "$T_TMP/cap.port"
+CAP_URL=http://127.0.0.1:$(<"$T_TMP/cap.port")
+printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tPHPSESSID\tsess-%s\n' \
+    "$RUN_TAG" >"$T_TMP/jar"
+cp "$T_TMP/jar" "$T_TMP/jar-ro"
+w="--cookie and --header to a server that refuses"
+order_body T82-x 1 >"$T_TMP/body"
+run_post --cookie "$T_TMP/jar-ro" --header "Authorization: Bearer tok-$RUN_TAG" \
+    "$CAP_URL$MOUNT" <"$T_TMP/body"
+expect_rc 1 "$w"
+expect_field status 401 "$w"
+grep -qx "Cookie: PHPSESSID=sess-$RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: the cookie of the file was sent" ||
+    fail "$w: cookie" "not in the request: $(grep -i '^cookie' "$T_TMP/cap.log")"
+grep -qx "Authorization: Bearer tok-$RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: the header was sent" || fail "$w: header" "not in the request"
+cmp -s "$T_TMP/jar" "$T_TMP/jar-ro" && ok "$w: --cookie leaves the file as it was" ||
+    fail "$w: --cookie" "the file changed"
+! grep -qF "tok-$RUN_TAG" "$T_TMP/out" "$T_TMP/err" &&
+    ok "$w: the token is not printed" || fail "$w: secret" "printed"
+w="--header @FILE"
+printf 'Authorization: Bearer tokf-%s\r\n\nX-QA-Run: %s\n' "$RUN_TAG" "$RUN_TAG" >"$T_TMP/hf"
+: >"$T_TMP/cap.log"
+run_post --header "@$T_TMP/hf" "$CAP_URL$MOUNT" <"$T_TMP/body"
+expect_rc 1 "$w"
+grep -qx "Authorization: Bearer tokf-$RUN_TAG" "$T_TMP/cap.log" &&
+    grep -qx "X-QA-Run: $RUN_TAG" "$T_TMP/cap.log" &&
+    ok "$w: each line of the file sent as a header" || fail "$w" "$(cat "$T_TMP/cap.log")"
+w="--cookie-jar"
+run_post --cookie-jar "$T_TMP/jar" "$CAP_URL$MOUNT" <"$T_TMP/body"
+expect_rc 1 "$w"
+grep -q "PHPSESSID.sess-$RUN_TAG" "$T_TMP/jar" && grep -q 'rotated.r1' "$T_TMP/jar" &&
+    ok "$w: the server's new cookie is kept in the file, the old one too" ||
+    fail "$w: jar" "$(tail -n 2 "$T_TMP/jar")"
+kill "$CAP_PID" 2>/dev/null
+wait "$CAP_PID" 2>/dev/null
+
+# Usage: a header without a colon is refused without echoing it; a
+# cookie file that cannot be read is refused.
+run_post --header "Bearer tok-$RUN_TAG" "$LIGHTTPD_URL$MOUNT" <"$T_TMP/body"
+expect_rc 2 "--header without a colon"
+! grep -qF "tok-$RUN_TAG" "$T_TMP/err" && ok "--header without a colon: not echoed" ||
+    fail "--header without a colon" "the value is echoed"
+run_post --cookie "$T_TMP/no-such-jar" "$LIGHTTPD_URL$MOUNT" <"$T_TMP/body"
+expect_rc 2 "--cookie with no such file"
+grep -q -- '--header' "$T_TMP/help" && grep -q -- '--cookie-jar' "$T_TMP/help" &&
+    ok "--help documents --header, --cookie, --cookie-jar" || fail "--help" "no credentials options"
+
+# --- the demo shop's customers: a PHP session, a bearer token ---------------
+# (the customers' sessions need the shop's sign-in form, login.php)
+if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} &&
+    -f $REPO/examples/shop/public/login.php ]]; then
+	for s in $HTTP_SERVERS; do
+		v=SHOP_${s^^}_URL shop=${!v}
+		v=BEARER_${s^^}_URL bearer=${!v}
+		rm -f "$T_TMP/ana.jar"
+		st=$(curl -sS -o /dev/null -w '%{http_code}' -c "$T_TMP/ana.jar" \
+		    -d user=ana -d password=ana-secret "$shop/login.php")
+		[[ $st == 303 ]] && ok "$s shop: ana signed in" || fail "$s shop: sign in" "login.php: $st"
+
+		w="$s shop, --cookie (ana's session)"
+		sku=$(new_sku T82-sess 50)
+		order_body "$sku" 2 >"$T_TMP/body"
+		run_post --cookie "$T_TMP/ana.jar" "$shop$MOUNT" <"$T_TMP/body"
+		expect_rc 0 "$w"
+		expect_field outcome created "$w"
+		oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+		PRINCIPAL=customer-1001 expect_one_order "$(field key)" "$sku" 48 "$oid" "$w"
+		expect_sql_value "$w: the order is ana's" customer-1001 \
+		    "$(sql "SELECT principal_id FROM orders WHERE CONCAT('o-', id) = '$oid'")"
+
+		w="$s bearer, --header @FILE (ana's token)"
+		tok=$(curl -sS -b "$T_TMP/ana.jar" "$bearer/token.php" | jq -r '.access_token // empty')
+		printf 'Authorization: Bearer %s\n' "$tok" >"$T_TMP/ana.headers"
+		sku=$(new_sku T82-bearer 50)
+		order_body "$sku" 2 >"$T_TMP/body"
+		run_post --header "@$T_TMP/ana.headers" "$bearer$MOUNT" <"$T_TMP/body"
+		expect_rc 0 "$w"
+		expect_field outcome created "$w"
+		oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
+		PRINCIPAL=customer-1001 expect_one_order "$(field key)" "$sku" 48 "$oid" "$w"
+		expect_sql_value "$w: the order is ana's" customer-1001 \
+		    "$(sql "SELECT principal_id FROM orders WHERE CONCAT('o-', id) = '$oid'")"
+		! grep -qF "${tok:-none}" "$T_TMP/out" "$T_TMP/err" &&
+		    ok "$w: the token is not printed" || fail "$w: secret" "printed"
+
+		# The session's old cookie, kept from before signing out.
+		w="$s shop, signed out"
+		cp "$T_TMP/ana.jar" "$T_TMP/ana-old.jar"
+		st=$(curl -sS -o /dev/null -w '%{http_code}' -b "$T_TMP/ana.jar" -c "$T_TMP/ana.jar" \
+		    --data '' "$shop/logout.php")
+		[[ $st == 303 ]] && ok "$w: logout.php 303" || fail "$w: sign out" "logout.php: $st"
+		sku=$(new_sku T82-out 50)
+		order_body "$sku" 1 >"$T_TMP/body"
+		run_post --cookie "$T_TMP/ana-old.jar" "$shop$MOUNT" <"$T_TMP/body"
+		expect_rc 1 "$w"
+		expect_field status 401 "$w"
+		expect_sql_value "$w: nothing for the key" 0 "$(PRINCIPAL=customer-1001 ledger_rows "$(field key)")"
+		expect_sql_value "$w: stock untouched" 50 "$(stock_of "$sku")"
+	done
+fi
 
 pool_wait_full 40 || fail "pool" "fewer workers than configured after the crashes"
 finish
