@@ -611,7 +611,7 @@ bench_main() {
 # The mean milliseconds of N sequential requests (curl, one connection
 # each) through lighttpd: KIND create (a new key each) or replay (KEY).
 bench_rt_mean() {
-	local kind=$1 n=$2 key=$3 i t sum=0 body out
+	local kind=$1 n=$2 key=${3:-} i t sum=0 out
 	for ((i = 0; i < n; i++)); do
 		[[ $kind == create ]] && key=bench-$BENCH_RUN-rt-$RANDOM-$i
 		out=$(curl -s -o /dev/null -m 30 -u "$BENCH_USER:$BENCH_PASSWORD" \
