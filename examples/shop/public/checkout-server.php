@@ -22,9 +22,17 @@ $ref = is_string($_POST['checkout'] ?? null) ? $_POST['checkout'] : '';
 $via = ($_POST['via'] ?? '') === 'bearer' ? 'bearer' : 'session';
 $co = shop_checkout($ref);
 if ($co === null) {
+    // Submitted again after it was placed (a double submit, the back
+    // button), or the cart changed since the page was rendered.
+    $placed = $_SESSION['placed'][$ref] ?? null;
     session_write_close();
     shop_page_start('Checkout');
-    echo '<p class="error" id="status" data-outcome="closed">This checkout is closed: it was placed, or the cart changed. <a href="/cart.php">See the cart</a>.</p>' . "\n";
+    if (is_string($placed)) {
+        echo '<p class="created" id="status" data-outcome="placed" data-order-id="' . h($placed) . '">' .
+            'Your order ' . h($placed) . ' is placed. This checkout had already been submitted: nothing was ordered twice.</p>' . "\n";
+    } else {
+        echo '<p class="error" id="status" data-outcome="closed">This checkout is closed: the cart has changed. <a href="/cart.php">See the cart</a>.</p>' . "\n";
+    }
     shop_page_end();
     exit;
 }
@@ -47,6 +55,8 @@ shop_session_start();
 if ($r->outcome === Result::CREATED) {
     shop_checkout_done($ref);
     $keys->forget($ref);
+    // Remember the last few, for a second submit of the same checkout.
+    $_SESSION['placed'] = array_slice([$ref => $r->orderId] + ($_SESSION['placed'] ?? []), 0, 10, true);
 } elseif ($r->outcome === Result::REJECTED && !in_array($r->status, [401, 403, 407], true) &&
     $r->code !== 'IDEMPOTENCY_KEY_REUSED') {
     // A final answer: the corrected cart gets a new key.

@@ -67,16 +67,18 @@ async function closeCheckout() {
 function render(r) {
 	const data = { orderId: r.orderId, replayed: r.replayed, code: r.code, key: r.key };
 	if (r.outcome === 'created') {
-		// A second click's answer (the replay) does not change what the
-		// first one said: it is the same order.
-		if (placed === r.orderId)
+		// Two clicks' answers name the same order: the one that created
+		// it is what the customer is told, whichever came back first.
+		if (placed === r.orderId && (r.replayed || status.dataset.outcome === 'created'))
 			return;
 		placed = r.orderId;
 		show(r.replayed ? 'replayed' : 'created', r.replayed ?
 		    `Your order ${r.orderId} is placed. This checkout had already been submitted: nothing was ordered twice.` :
 		    `Thank you: your order ${r.orderId} is placed.`, data);
-		pay.hidden = true;
-		closeCheckout().catch(() => {});
+		if (!pay.hidden) {
+			pay.hidden = true;
+			closeCheckout().catch(() => {});
+		}
 		return;
 	}
 	if (placed !== null)
