@@ -273,9 +273,12 @@ for (const [server, mode, base, path] of SHOPS) {
 		const key = c.posts[0].key;
 		assert.ok(c.posts[0].status >= 500 || c.posts[0].status === 0, `first answer ${c.posts[0].status}`);
 		assert.equal(ordersOf(sku).split('\n').length, 1, 'committed before the answer was lost');
-		c.release();
 		await c.page.reload();
 		await c.page.waitForSelector('#pay:not([hidden])');
+		c.release();
+		// What the old page had in flight ended with it.
+		for (const p of c.posts)
+			p.done = true;
 		const before = await c.page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
 		assert.equal(before.outcome, 'unknown', 'the page says the payment was not confirmed');
 		assert.equal(before.key, key);
