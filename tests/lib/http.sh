@@ -4,7 +4,8 @@
 # Source it first thing:   . "$(dirname "$0")/../lib/http.sh"
 #
 # `tools/dev test` exports the stack's coordinates (REPO, DEV,
-# LIGHTTPD_URL, APACHE_URL, FCGID_URL, FCGI_SOCKET, IDEMORDERS_BIN,
+# LIGHTTPD_URL, APACHE_URL, FCGID_URL, the demo shop's SHOP_LIGHTTPD_URL,
+# SHOP_APACHE_URL, BEARER_LIGHTTPD_URL, BEARER_APACHE_URL, FCGI_SOCKET, IDEMORDERS_BIN,
 # IDEMORDERS_CONF, SERVE_PIDFILE, RUNDIR, LOGDIR); run by hand against a
 # test stack that is up (`IDEMORDERS_STACK=test tools/dev up`), a script
 # finds the same values itself.
@@ -63,6 +64,11 @@ _off=${IDEMORDERS_PORT_OFFSET:-0}
 : "${LIGHTTPD_URL:=http://127.0.0.1:$((_ports[0] + _off))}"
 : "${APACHE_URL:=http://127.0.0.1:$((_ports[1] + _off))}"
 : "${FCGID_URL:=http://127.0.0.1:$((_ports[2] + _off))}"
+# The demo shop (examples/shop): the session vhosts and the bearer ones.
+: "${SHOP_LIGHTTPD_URL:=http://127.0.0.1:$((_ports[0] + 3 + _off))}"
+: "${SHOP_APACHE_URL:=http://127.0.0.1:$((_ports[0] + 4 + _off))}"
+: "${BEARER_LIGHTTPD_URL:=http://127.0.0.1:$((_ports[0] + 5 + _off))}"
+: "${BEARER_APACHE_URL:=http://127.0.0.1:$((_ports[0] + 6 + _off))}"
 : "${FCGI_SOCKET:=$RUNDIR/idemorders.sock}"
 : "${IDEMORDERS_BIN:=$REPO/var/$IDEMORDERS_STACK/build/src/idemorders}"
 : "${IDEMORDERS_CONF:=$RUNDIR/idemorders.conf}"

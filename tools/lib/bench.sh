@@ -305,7 +305,9 @@ bench_url() {
 # moment fails (AH01067/AH01075 "Connection reset by peer", a 503).
 bench_reuse_start() {
 	local dir=$RUN/apache-reuse i
-	BENCH_REUSE_PORT=$((FCGID_PORT + 1))
+	# (the shop's servers and php-fpm take LIGHTTPD_PORT + 3..7,
+	# tests/http/14 + 8)
+	BENCH_REUSE_PORT=$((LIGHTTPD_PORT + 9))
 	need_free_port "$BENCH_REUSE_PORT" "Apache enablereuse=on"
 	rm -rf "$dir"
 	install -d -m 0755 "$dir"

@@ -7,6 +7,7 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libssl-dev mariadb-server mariadb-client lighttpd apache2
 	apache2-utils libapache2-mod-fcgid curl jq procps python3 systemd
 	php-cli php-curl phpunit nodejs
+	php-fpm php-mysql libapache2-mod-auth-openidc openssl
 	galera-4 rsync socat
 	clang-14 libfuzzer-14-dev libclang-rt-14-dev
 	python3-prometheus-client
@@ -17,6 +18,9 @@ DB_NAME=idemorders
 DB_USER=idemorders
 DB_PASSWORD=idemorders-dev
 POOL_USER=idemorders
+# The demo shop's read-only database user (SELECT on stock only).
+SHOP_DB_USER=shop
+SHOP_DB_PASSWORD=shop-dev
 CHECK_DB_NAME=idemorders_check
 MOUNT=/orders
 
@@ -38,6 +42,12 @@ stack_vars() {
 	[[ $off =~ ^[0-9]+$ ]] || die "IDEMORDERS_PORT_OFFSET must be a number"
 	LIGHTTPD_PORT=$((LIGHTTPD_PORT + off)) APACHE_PORT=$((APACHE_PORT + off))
 	FCGID_PORT=$((FCGID_PORT + off)) DB_PORT=$((DB_PORT + off))
+	# The demo shop's front ends, next to the Basic-auth ones: the
+	# session vhosts (lighttpd +3, Apache +4), the bearer-token vhosts
+	# (+5, +6), and php-fpm's TCP pool for Apache mod_authnz_fcgi (+7).
+	SHOP_LIGHTTPD_PORT=$((LIGHTTPD_PORT + 3)) SHOP_APACHE_PORT=$((LIGHTTPD_PORT + 4))
+	BEARER_LIGHTTPD_PORT=$((LIGHTTPD_PORT + 5)) BEARER_APACHE_PORT=$((LIGHTTPD_PORT + 6))
+	PHP_FPM_PORT=$((LIGHTTPD_PORT + 7))
 	HASH=$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
 
 	# Runtime: world-traversable, so that www-data (Apache children,
@@ -90,6 +100,30 @@ stack_vars() {
 	LIGHTTPD_URL=http://127.0.0.1:$LIGHTTPD_PORT
 	APACHE_URL=http://127.0.0.1:$APACHE_PORT
 	FCGID_URL=http://127.0.0.1:$FCGID_PORT
+
+	# The demo shop (examples/shop): its files and the clients, copied
+	# where www-data reads them; php-fpm's own master; the sessions; the
+	# shop's config (IDEMSHOP_CONFIG) and the key that signs its tokens.
+	SHOP_SRC=$RUN/src
+	SHOP_DIR=$SHOP_SRC/examples/shop
+	JS_CLIENT=$SHOP_SRC/clients/js/idemorders-client.mjs
+	PHP_FPM_CONF=$RUN/php-fpm.conf
+	PHP_FPM_PIDFILE=$RUN/php-fpm.pid
+	PHP_FPM_SOCKET=$RUN/php-fpm.sock
+	SHOP_SESSIONS=$RUN/shop-sessions
+	SHOP_INI=$RUN/shop.ini
+	JWT_DIR=$RUN/shop-jwt
+	JWT_ISSUER=idemshop-$STACK
+	JWT_AUDIENCE=idemorders-$STACK
+	SHOP_LIGHTTPD_CONF=$RUN/lighttpd-shop.conf
+	SHOP_LIGHTTPD_PIDFILE=$RUN/lighttpd-shop.pid
+	APACHE_SHOP_DIR=$RUN/apache-shop
+	APACHE_SHOP_CONF=$APACHE_SHOP_DIR/apache2.conf
+	APACHE_SHOP_PIDFILE=$APACHE_SHOP_DIR/apache2.pid
+	SHOP_LIGHTTPD_URL=http://127.0.0.1:$SHOP_LIGHTTPD_PORT
+	SHOP_APACHE_URL=http://127.0.0.1:$SHOP_APACHE_PORT
+	BEARER_LIGHTTPD_URL=http://127.0.0.1:$BEARER_LIGHTTPD_PORT
+	BEARER_APACHE_URL=http://127.0.0.1:$BEARER_APACHE_PORT
 }
 
 say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
@@ -190,6 +224,20 @@ render_template() {
 	t=${t//@APACHE_DIR@/$APACHE_DIR}
 	t=${t//@LIGHTTPD_SECRET_CONF@/$LIGHTTPD_SECRET_CONF}
 	t=${t//@APACHE_SECRET_CONF@/$APACHE_SECRET_CONF}
+	t=${t//@SHOP_PORT@/$SHOP_LIGHTTPD_PORT}
+	t=${t//@BEARER_PORT@/$BEARER_LIGHTTPD_PORT}
+	t=${t//@SHOP_APACHE_PORT@/$SHOP_APACHE_PORT}
+	t=${t//@BEARER_APACHE_PORT@/$BEARER_APACHE_PORT}
+	t=${t//@SHOP_DIR@/$SHOP_DIR}
+	t=${t//@AUTHORIZER_DIR@/$SHOP_DIR/authorizer}
+	t=${t//@JS_CLIENT@/$JS_CLIENT}
+	t=${t//@PHP_FPM_SOCKET@/$PHP_FPM_SOCKET}
+	t=${t//@PHP_FPM_ADDR@/127.0.0.1:$PHP_FPM_PORT}
+	t=${t//@JWT_CERT@/$JWT_DIR/cert.pem}
+	t=${t//@JWT_ISSUER@/$JWT_ISSUER}
+	t=${t//@JWT_AUDIENCE@/$JWT_AUDIENCE}
+	t=${t//@JWT_KID@/$(cat "$JWT_DIR/kid" 2>/dev/null || true)}
+	t=${t//@APACHE_SHOP_DIR@/$APACHE_SHOP_DIR}
 	if [[ $t =~ @[A-Z_]+@ ]]; then
 		die "$src: no value for placeholder ${BASH_REMATCH[0]}"
 	fi

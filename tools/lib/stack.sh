@@ -525,14 +525,19 @@ stack_up() {
 	make_htpasswd
 	lighttpd_start
 	apache_start
-	local ok=1
-	wait_http "$LIGHTTPD_URL$MOUNT/_health" || ok=0
-	wait_http "$APACHE_URL$MOUNT/_health" || ok=0
-	wait_http "$FCGID_URL$MOUNT/_health" || ok=0
+	shop_up
+	local ok=1 u
+	for u in "$LIGHTTPD_URL" "$APACHE_URL" "$FCGID_URL" "$SHOP_LIGHTTPD_URL" \
+	    "$SHOP_APACHE_URL" "$BEARER_LIGHTTPD_URL" "$BEARER_APACHE_URL"; do
+		wait_http "$u$MOUNT/_health" || ok=0
+	done
 	if [[ $ok != 1 ]]; then
 		show_log "$LOGDIR/idemorders.log"
 		show_log "$LOGDIR/lighttpd-error.log" 10
 		show_log "$LOGDIR/apache-error.log" 10
+		show_log "$LOGDIR/lighttpd-shop-error.log" 10
+		show_log "$LOGDIR/apache-shop-error.log" 10
+		show_log "$LOGDIR/php-fpm.log" 10
 		die "the stack is up but health does not answer 200 everywhere"
 	fi
 	stack_status
@@ -546,10 +551,15 @@ Try:
        $LIGHTTPD_URL$MOUNT
   curl -u alice:alice-secret $APACHE_URL$MOUNT/o-1
   $PROG sql "SELECT * FROM stock"
+
+The demo shop (sign in as ana/ana-secret or ben/ben-secret):
+  $SHOP_LIGHTTPD_URL/  $SHOP_APACHE_URL/      (the session is the customer)
+  $BEARER_LIGHTTPD_URL/  $BEARER_APACHE_URL/  (a bearer token from /token.php)
 EOF
 }
 
 stack_down() {
+	shop_down
 	apache_stop
 	lighttpd_stop
 	serve_stop
@@ -584,10 +594,14 @@ stack_status() {
 	pid=$(pid_alive "$APACHE_PIDFILE" apache2 || true)
 	status_line apache2 "$pid" "$APACHE_URL$MOUNT/ (proxy_fcgi)  $FCGID_URL$MOUNT/ (fcgid)"
 	echo "  users      alice/alice-secret  bob/bob-secret"
+	shop_status
 	if [[ -n $pid ]] || pid_alive "$LIGHTTPD_PIDFILE" lighttpd >/dev/null; then
 		printf '  health     lighttpd %s  apache %s  fcgid %s\n' \
 		    "$(health_code "$LIGHTTPD_URL")" "$(health_code "$APACHE_URL")" \
 		    "$(health_code "$FCGID_URL")"
+		printf '  health     shop: lighttpd %s  apache %s  bearer: lighttpd %s  apache %s\n' \
+		    "$(health_code "$SHOP_LIGHTTPD_URL")" "$(health_code "$SHOP_APACHE_URL")" \
+		    "$(health_code "$BEARER_LIGHTTPD_URL")" "$(health_code "$BEARER_APACHE_URL")"
 	fi
 }
 
