@@ -109,7 +109,15 @@ function render(r) {
 pay.addEventListener('click', async () => {
 	if (placed === null)
 		show('pending', 'Placing your order…');
-	render(await client.createOrder(order, { ref }));
+	let r;
+	try {
+		r = await client.createOrder(order, { ref });
+	} catch (e) {
+		// Nothing was sent (no way to make a key in this browser).
+		show('rejected', `This browser cannot place the order: ${e.message}`);
+		return;
+	}
+	render(r);
 });
 
 if (client.storedKey(ref) !== null) {
