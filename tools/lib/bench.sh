@@ -54,13 +54,18 @@ BENCH_REPLAY_BODY='{"currency":"KRW","items":[{"sku":"BENCH-00","qty":1}],"amoun
 # tools/dev bench [--quick] [--keep] [--out DIR]
 run_bench() {
 	BENCH_QUICK=0 BENCH_KEEP=0 BENCH_OUT=
+	if [[ ${1:-} == --auth ]]; then
+		shift
+		run_bench_auth "$@"	# tools/lib/bench-auth.sh
+		return
+	fi
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--quick)	BENCH_QUICK=1 ;;
 		--keep)		BENCH_KEEP=1 ;;
 		--out)		[[ $# -ge 2 ]] || die "--out needs a directory"
 				BENCH_OUT=$2; shift ;;
-		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR]" ;;
+		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR] | --auth [SECONDS]" ;;
 		esac
 		shift
 	done

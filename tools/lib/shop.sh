@@ -88,7 +88,9 @@ EOF
 # A private php-fpm master: the pool "shop" on a unix socket (the pages
 # and lighttpd's authorizers), the pool "authz" on 127.0.0.1 (Apache
 # mod_authnz_fcgi reaches TCP backends only).  Both run as www-data,
-# which owns the sessions.
+# which owns the sessions.  Where the sessions live is the pool's
+# (php_admin_value); the cookie settings are defaults the shop may set
+# itself (php_value).
 php_fpm_write_conf() {
 	local pool common
 	common="user = www-data
@@ -104,10 +106,10 @@ security.limit_extensions = .php
 php_value[session.name] = idemshop
 php_admin_value[session.save_handler] = files
 php_admin_value[session.save_path] = $SHOP_SESSIONS
-php_admin_value[session.use_strict_mode] = 1
-php_admin_value[session.use_only_cookies] = 1
-php_admin_value[session.cookie_httponly] = 1
-php_admin_value[session.cookie_samesite] = Lax
+php_value[session.use_strict_mode] = 1
+php_value[session.use_only_cookies] = 1
+php_value[session.cookie_httponly] = 1
+php_value[session.cookie_samesite] = Lax
 php_admin_value[session.gc_maxlifetime] = 1800
 php_admin_flag[display_errors] = off
 php_admin_flag[log_errors] = on"

@@ -32,7 +32,7 @@ if (!is_array($config)) {
 session_name('idemshop');
 $customer = null;
 if (isset($_COOKIE['idemshop'])) {
-    session_start(['read_and_close' => true]);
+    session_start(['read_and_close' => true, 'cache_limiter' => '']);
     $customer = $_SESSION['customer'] ?? null;
 }
 if (!is_string($customer) || $customer === '') {
