@@ -7,11 +7,14 @@
 // the same key is safe).
 //
 // One ES module for browsers and Node 18 or later (fetch, AbortController,
-// crypto.randomUUID); no dependencies.
+// crypto.getRandomValues: a page on plain HTTP works too); no
+// dependencies.  The browser proves who it is as the mount asks: the
+// shop's session cookie on the same origin (sent by default), or a
+// bearer token from getHeaders.
 //
 //	import { IdemordersClient } from './idemorders-client.mjs';
 //	const client = new IdemordersClient({ url: '/orders' });
-//	const r = await client.createOrder(order, { ref: cartId });
+//	const r = await client.createOrder(order, { ref: checkoutId });
 //	if (r.outcome === 'created') ... r.body.orderId, r.replayed
 //
 // See clients/README.md for every option and outcome.
@@ -63,14 +66,30 @@ function defaultStorage() {
 	return new MemoryStorage();
 }
 
-/* Return a new random UUID (v4). */
-async function randomUUID() {
-	const c = globalThis.crypto;
+/*
+ * Node 18 has no global Web Crypto without a flag; browsers always have
+ * crypto.getRandomValues, so they never reach this import.
+ */
+const nodeCrypto = globalThis.crypto ? null :
+    await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:crypto');
+
+/*
+ * Return a new random UUID (v4), synchronously.  crypto.randomUUID exists
+ * only in a secure context (HTTPS, localhost); elsewhere the 16 random
+ * bytes come from crypto.getRandomValues (RFC 9562 section 5.4).
+ */
+function randomUUID() {
+	const c = globalThis.crypto || (nodeCrypto && nodeCrypto.webcrypto);
 	if (c && typeof c.randomUUID === 'function')
 		return c.randomUUID();
-	// Node 18 has no global crypto without a flag.
-	const nodeCrypto = await import('node:crypto');
-	return nodeCrypto.randomUUID();
+	if (!c || typeof c.getRandomValues !== 'function')
+		throw new Error('IdemordersClient: no crypto.getRandomValues: cannot make an Idempotency-Key');
+	const b = c.getRandomValues(new Uint8Array(16));
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-` +
+	    `${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
@@ -152,7 +171,12 @@ export class IdemordersClient {
 	/**
 	 * options:
 	 *   url            the mount's POST URL, e.g. '/orders' (required)
-	 *   headers        headers for every attempt (e.g. Authorization)
+	 *   headers        headers for every attempt
+	 *   getHeaders     async (attempt) => headers for attempt N, awaited
+	 *                  before it is sent (e.g. { Authorization: 'Bearer '
+	 *                  + token }, the token fetched or refreshed); when it
+	 *                  throws, the call ends with outcome 'unknown' and the
+	 *                  key is kept
 	 *   attemptHeaders (attempt) => headers added to attempt N (1-based)
 	 *   credentials    fetch's credentials ('same-origin' by default)
 	 *   storage        getItem/setItem/removeItem; default localStorage
@@ -171,6 +195,7 @@ export class IdemordersClient {
 			throw new TypeError('IdemordersClient: url is required');
 		this.url = options.url;
 		this.headers = { ...(options.headers || {}) };
+		this.getHeaders = options.getHeaders || null;
 		this.attemptHeaders = options.attemptHeaders || null;
 		this.credentials = options.credentials || 'same-origin';
 		this.storage = options.storage || defaultStorage();
@@ -193,12 +218,15 @@ export class IdemordersClient {
 		return this.storage.getItem(STORAGE_PREFIX + ref);
 	}
 
-	/** The key of logical order `ref`: the stored one, or a new one stored. */
-	async keyFor(ref) {
+	/**
+	 * The key of logical order `ref`: the stored one, or a new one stored.
+	 * Synchronous, so that two calls in one task find the same key.
+	 */
+	keyFor(ref) {
 		const have = this.storedKey(ref);
 		if (have)
 			return have;
-		const key = await randomUUID();
+		const key = randomUUID();
 		this.storage.setItem(STORAGE_PREFIX + ref, key);
 		return key;
 	}
@@ -221,8 +249,10 @@ export class IdemordersClient {
 	async createOrder(order, opts = {}) {
 		const ref = opts.ref ?? null;
 		let key = opts.key ?? null;
+		// Made and stored before the first await: a second call for the
+		// same checkout (a double click, a second handler) finds it.
 		if (key === null)
-			key = ref !== null ? await this.keyFor(ref) : await randomUUID();
+			key = ref !== null ? this.keyFor(ref) : randomUUID();
 		const payload = typeof order === 'string' ? order : JSON.stringify(order);
 		const start = this.now();
 		const deadline = start + this.deadlineMs;
@@ -243,9 +273,28 @@ export class IdemordersClient {
 					last = this.#noAnswer('aborted by the caller');
 				break;
 			}
+			let extra = {};
+			if (this.getHeaders) {
+				try {
+					extra = (await this.getHeaders(attempt + 1)) || {};
+				} catch (e) {
+					const why = `getHeaders failed: ${(e && e.message) || e}`;
+					if (last)
+						last.error = why;
+					else
+						last = this.#noAnswer(why);
+					last.outcome = 'unknown';
+					break;
+				}
+			}
+			const left = deadline - this.now();
+			if (left <= 0) {
+				last = last || this.#noAnswer('deadline passed before the first attempt');
+				break;
+			}
 			attempt++;
 			last = await this.#attempt(payload, key, attempt,
-			    Math.min(this.tryTimeoutMs, remaining), opts.signal);
+			    Math.min(this.tryTimeoutMs, left), opts.signal, extra);
 			const verdict = last.status === 0 ? 'retry' :
 			    classify(last.status, last.code);
 			let delay = null;
@@ -282,7 +331,7 @@ export class IdemordersClient {
 	}
 
 	/* One POST; a network error or timeout gives status 0 and its message. */
-	async #attempt(payload, key, attempt, timeoutMs, signal) {
+	async #attempt(payload, key, attempt, timeoutMs, signal, extra) {
 		const ac = new AbortController();
 		const onAbort = () => ac.abort();
 		if (signal)
@@ -290,6 +339,7 @@ export class IdemordersClient {
 		const timer = setTimeout(() => ac.abort(), timeoutMs);
 		const headers = {
 			...this.headers,
+			...extra,
 			'Content-Type': 'application/json',
 			'Idempotency-Key': key,
 			...(this.attemptHeaders ? this.attemptHeaders(attempt) || {} : {}),

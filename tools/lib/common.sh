@@ -11,6 +11,7 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	galera-4 rsync socat
 	clang-14 libfuzzer-14-dev libclang-rt-14-dev
 	python3-prometheus-client
+	chromium $(command -v npm >/dev/null || echo npm)
 	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db)
 
 DB_NAME=idemorders

@@ -317,3 +317,43 @@ test('the default storage is localStorage when there is one', async () => {
 			delete globalThis.localStorage;
 	}
 });
+
+test('getHeaders is awaited before every attempt and what it gives is sent', async () => {
+	let n = 0;
+	const { client, calls } = scripted([problem(502, 'X'), answer(201, { orderId: 'o-5' })], {
+		headers: { 'X-Shop': 'demo' },
+		getHeaders: async (attempt) => {
+			n++;
+			await new Promise((r) => setTimeout(r, 1));
+			return { Authorization: `Bearer token-${attempt}` };
+		},
+	});
+	const r = await client.createOrder(ORDER, { ref: 'cart-bearer' });
+	assert.equal(r.outcome, 'created');
+	assert.equal(n, 2);
+	assert.equal(calls[0].init.headers.Authorization, 'Bearer token-1');
+	assert.equal(calls[1].init.headers.Authorization, 'Bearer token-2');
+	for (const c of calls) {
+		assert.equal(c.init.headers['X-Shop'], 'demo');
+		assert.equal(c.init.headers['Idempotency-Key'], r.key);
+		assert.equal(c.init.credentials, 'same-origin', 'the session cookie goes along');
+	}
+});
+
+test('getHeaders failing ends the call as unknown, key kept, nothing sent', async () => {
+	const { client, calls } = scripted([answer(201, {})], {
+		getHeaders: async () => { throw new Error('token: 401'); },
+	});
+	const r = await client.createOrder(ORDER, { ref: 'cart-notoken' });
+	assert.equal(calls.length, 0);
+	assert.equal(r.outcome, 'unknown');
+	assert.equal(r.status, 0);
+	assert.match(r.error, /token: 401/);
+	assert.equal(client.storedKey('cart-notoken'), r.key, 'the key is kept for the retry');
+});
+
+test('credentials can be set: include for a mount on another origin', async () => {
+	const { client, calls } = scripted([answer(201, {})], { credentials: 'include' });
+	await client.createOrder(ORDER);
+	assert.equal(calls[0].init.credentials, 'include');
+});

@@ -13,10 +13,12 @@ namespace Idemorders;
  * 4xx final.
  *
  *     $client = new Client('https://shop.example/orders', [
- *         'auth' => ['shop', 'secret'],
+ *         'headers' => ['Cookie' => session_name() . '=' . session_id()],
  *         'keyStore' => new SessionKeyStore(),
  *     ]);
- *     $r = $client->createOrder($order, ref: $checkoutId);
+ *     $key = $client->keyFor($checkoutId);
+ *     session_write_close();
+ *     $r = $client->createOrder($order, key: $key);
  */
 final class Client
 {

@@ -1,0 +1,394 @@
+// The demo shop (examples/shop) in headless Chromium, through lighttpd
+// and Apache, on the session shop (checkout.php: the PHP session is the
+// identity) and on the bearer shop (checkout-token.php: the page holds a
+// token).  Judged by what the page shows and by the rows in the database:
+// one order per checkout, and its principal is the signed-in customer.
+// Run by tests/http/83-browser.sh, which exports the shops' URLs, DEV,
+// LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+const env = process.env;
+const SHOPS = [
+	['lighttpd', 'session', env.SHOP_LIGHTTPD_URL, '/checkout.php'],
+	['apache', 'session', env.SHOP_APACHE_URL, '/checkout.php'],
+	['lighttpd', 'bearer', env.BEARER_LIGHTTPD_URL, '/checkout-token.php'],
+	['apache', 'bearer', env.BEARER_APACHE_URL, '/checkout-token.php'],
+];
+const skip = !(SHOPS.every((s) => s[2]) && env.DEV && env.LOGDIR && env.NODE_DIR &&
+    env.LIGHTTPD_URL) && 'no test stack (SHOP_*_URL, BEARER_*_URL, DEV, LOGDIR, NODE_DIR)';
+const CUSTOMERS = { ana: 'customer-1001', ben: 'customer-1002' };
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const DONE = ['created', 'replayed', 'rejected', 'unknown'];
+const TAG = `${Date.now().toString(36)}-${process.pid}`;
+let serial = 0;
+let browser = null;
+
+/* Tab-separated rows from the stack's database. */
+function sql(stmt) {
+	return execFileSync(env.DEV, ['sql', stmt], { encoding: 'utf8' }).trim();
+}
+
+function q(s) {
+	return `'${String(s).replace(/'/g, "''")}'`;
+}
+
+/* A fresh KRW product with `available` units at 1000 each. */
+function newSku(prefix, available = 50) {
+	const sku = `BR-${prefix}-${TAG}-${++serial}`.slice(0, 64);
+	sql(`INSERT INTO stock (sku, currency, unit_price, available) VALUES (${q(sku)}, 'KRW', 1000, ${available})`);
+	return sku;
+}
+
+/* "principal<TAB>o-N" for every order holding `sku`. */
+function ordersOf(sku) {
+	return sql(`SELECT o.principal_id, CONCAT('o-', o.id) FROM orders o
+	    JOIN order_items i ON i.order_id = o.id WHERE i.sku = ${q(sku)} ORDER BY o.id`);
+}
+
+function stockOf(sku) {
+	return sql(`SELECT available FROM stock WHERE sku = ${q(sku)}`);
+}
+
+/* "principal<TAB>status<TAB>resource" for every ledger row of `key`. */
+function ledgerOf(key) {
+	return sql(`SELECT principal_id, status, COALESCE(resource_id, 'NULL')
+	    FROM idempotency_records WHERE idem_key = ${q(key)} ORDER BY principal_id`);
+}
+
+/* Wait until the responder pool answers health again (after a crash). */
+async function healthy() {
+	for (let i = 0; i < 100; i++) {
+		try {
+			if ((await fetch(`${env.LIGHTTPD_URL}/orders/_health`)).status === 200)
+				return;
+		} catch { /* not yet */ }
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
+before(async () => {
+	if (skip)
+		return;
+	const require = createRequire(`${env.NODE_DIR}/package.json`);
+	const puppeteer = require('puppeteer-core');
+	browser = await puppeteer.launch({
+		executablePath: env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+		    '--disable-background-networking', '--disable-component-update',
+		    '--disable-sync', '--no-proxy-server',
+		    '--host-resolver-rules=MAP shop.test 127.0.0.1'],
+	});
+});
+
+after(async () => {
+	if (browser)
+		await browser.close();
+});
+
+/*
+ * A customer's own browser profile on a page, with every POST /orders the
+ * page sends recorded: key, authorization, status, Idempotent-Replayed.
+ */
+async function customer(t, base) {
+	const ctx = await browser.createBrowserContext();
+	t.after(() => ctx.close());
+	const page = await ctx.newPage();
+	page.setDefaultTimeout(60000);
+	const posts = [];
+	const isOrderPost = (req) => req.method() === 'POST' &&
+	    new URL(req.url()).pathname === '/orders';
+	page.on('request', (req) => {
+		if (isOrderPost(req)) {
+			const h = req.headers();
+			posts.push({ req, key: h['idempotency-key'], authorization: h.authorization || null,
+			    status: null, replayed: null, done: false });
+		}
+	});
+	const settle = (req, status, replayed) => {
+		const p = posts.find((x) => x.req === req);
+		if (p) {
+			p.status = status;
+			p.replayed = replayed;
+			p.done = true;
+		}
+	};
+	page.on('response', (res) => settle(res.request(), res.status(),
+	    res.headers()['idempotent-replayed'] === 'true'));
+	page.on('requestfailed', (req) => settle(req, 0, false));
+	const c = { ctx, page, posts, base, isOrderPost };
+	/* Wait until every POST sent so far has its answer (or failed). */
+	c.settled = async () => {
+		for (let i = 0; i < 600 && posts.some((p) => !p.done); i++)
+			await new Promise((r) => setTimeout(r, 100));
+		assert.ok(posts.every((p) => p.done), 'a POST /orders never finished');
+	};
+	return c;
+}
+
+async function signIn(c, user) {
+	const { page } = c;
+	await page.goto(`${c.base}/login.php`);
+	await page.type('#user', user);
+	await page.type('#password', `${user}-secret`);
+	await Promise.all([page.waitForNavigation(), page.click('#login-submit')]);
+	const who = await page.$eval('#who', (el) => el.textContent);
+	assert.match(who, new RegExp(CUSTOMERS[user]), 'signed in');
+}
+
+async function addToCart(c, sku, qty) {
+	const { page } = c;
+	await page.goto(`${c.base}/?q=${encodeURIComponent(sku)}`);
+	const row = `tr[data-sku="${sku}"]`;
+	await page.$eval(`${row} input[name=qty]`, (el, v) => { el.value = v; }, String(qty));
+	await Promise.all([page.waitForNavigation(), page.click(`${row} button.add`)]);
+	assert.ok(await page.$(`#cart tr[data-sku="${sku}"]`), 'in the cart');
+}
+
+/* Open the checkout page and wait for its script to show "Pay". */
+async function openCheckout(c, path) {
+	await c.page.goto(`${c.base}${path}`);
+	await c.page.waitForSelector('#pay:not([hidden])');
+}
+
+/* What #status says once the checkout is decided. */
+async function outcome(c) {
+	await c.page.waitForFunction((done) => done.includes(
+	    document.querySelector('#status')?.dataset.outcome), {}, DONE);
+	await c.settled();
+	// The page has the last answer too.
+	await new Promise((r) => setTimeout(r, 200));
+	return c.page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+}
+
+async function screenshot(c, name) {
+	await c.page.screenshot({ path: `${env.LOGDIR}/browser/${name}.png`, fullPage: true });
+}
+
+/* Sign in, put `qty` of a fresh product in the cart, open the checkout. */
+async function readyToPay(t, base, path, user, what, qty = 2) {
+	const sku = newSku(what);
+	const c = await customer(t, base);
+	await signIn(c, user);
+	await addToCart(c, sku, qty);
+	await openCheckout(c, path);
+	return { c, sku };
+}
+
+/*
+ * Let the first POST /orders carry X-Idemorders-Fault: `fault`; with
+ * hold, refuse every later one until c.release().
+ */
+async function faultFirstPost(c, fault, hold = false) {
+	let n = 0;
+	let holding = hold;
+	await c.page.setRequestInterception(true);
+	c.page.on('request', (req) => {
+		if (req.isInterceptResolutionHandled())
+			return;
+		if (c.isOrderPost(req)) {
+			n++;
+			if (n === 1) {
+				req.continue({ headers: { ...req.headers(), 'x-idemorders-fault': fault } });
+				return;
+			}
+			if (holding) {
+				req.abort('connectionrefused');
+				return;
+			}
+		}
+		req.continue();
+	});
+	c.release = () => { holding = false; };
+}
+
+/* A request from the page with the customer's credentials. */
+function api(c, mode, method, path, headers = {}, body = undefined) {
+	return c.page.evaluate(async (mode, method, path, headers, body) => {
+		const h = { ...headers };
+		if (mode === 'bearer') {
+			const t = await fetch('/token.php', { cache: 'no-store' });
+			if (t.ok)
+				h.Authorization = `Bearer ${(await t.json()).access_token}`;
+		}
+		const r = await fetch(path, { method, headers: h, body,
+		    credentials: mode === 'bearer' ? 'omit' : 'same-origin' });
+		return { status: r.status, text: await r.text(),
+		    replayed: r.headers.get('idempotent-replayed') };
+	}, mode, method, path, headers, body);
+}
+
+for (const [server, mode, base, path] of SHOPS) {
+	const name = `${server} ${mode}`;
+	const shot = `${server}-${mode}`;
+
+	test(`${name}: sign in, cart, checkout, a real double click on Pay: one order`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'dbl');
+		await screenshot(c, `${shot}-checkout`);
+		await c.page.click('#pay', { count: 2 });
+		const s = await outcome(c);
+		await screenshot(c, `${shot}-created`);
+		assert.equal(s.outcome, 'created', s.text);
+		assert.match(s.orderId, /^o-[0-9]+$/);
+		assert.equal(c.posts.length, 2, 'two clicks, two requests');
+		assert.equal(new Set(c.posts.map((p) => p.key)).size, 1, 'one key');
+		assert.match(c.posts[0].key, UUID_V4);
+		assert.deepEqual(c.posts.map((p) => p.status).sort(), [201, 201]);
+		assert.equal(c.posts.filter((p) => p.replayed).length, 1, 'the second one replayed');
+		if (mode === 'bearer')
+			assert.ok(c.posts.every((p) => /^Bearer \S+$/.test(p.authorization)), 'bearer token sent');
+		else
+			assert.ok(c.posts.every((p) => p.authorization === null));
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(ledgerOf(c.posts[0].key), `customer-1001\tSUCCEEDED\t${s.orderId}`);
+		assert.equal(stockOf(sku), '48');
+		// The checkout is closed: the cart is empty for the next order.
+		await c.page.waitForFunction(() => /\(0\)/.test(document.querySelector('#cart-link').textContent));
+	});
+
+	test(`${name}: two clicks in one task send one key: one order`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'task');
+		await c.page.evaluate(() => {
+			const pay = document.getElementById('pay');
+			pay.click();
+			pay.click();
+		});
+		const s = await outcome(c);
+		assert.equal(s.outcome, 'created', s.text);
+		assert.equal(c.posts.length, 2);
+		assert.equal(new Set(c.posts.map((p) => p.key)).size, 1, 'one key');
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(stockOf(sku), '48');
+	});
+
+	test(`${name}: the answer lost, the page reloaded: the same key, the one order replayed`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'lost');
+		await faultFirstPost(c, 'after_commit=drop', true);
+		await c.page.click('#pay');
+		// The client retries; its retries do not get through.
+		await c.page.waitForFunction(() => document.querySelector('#status').dataset.outcome === 'retrying');
+		const key = c.posts[0].key;
+		assert.ok(c.posts[0].status >= 500 || c.posts[0].status === 0, `first answer ${c.posts[0].status}`);
+		assert.equal(ordersOf(sku).split('\n').length, 1, 'committed before the answer was lost');
+		await c.page.reload();
+		await c.page.waitForSelector('#pay:not([hidden])');
+		c.release();
+		// What the old page had in flight ended with it.
+		for (const p of c.posts)
+			p.done = true;
+		const before = await c.page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		assert.equal(before.outcome, 'unknown', 'the page says the payment was not confirmed');
+		assert.equal(before.key, key);
+		await screenshot(c, `${shot}-unconfirmed`);
+		const sent = c.posts.length;
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		await screenshot(c, `${shot}-replayed`);
+		assert.equal(s.outcome, 'replayed', s.text);
+		assert.equal(s.replayed, 'true');
+		assert.equal(c.posts[sent].key, key, 'the same key after the reload');
+		assert.equal(c.posts[sent].status, 201);
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(ledgerOf(key), `customer-1001\tSUCCEEDED\t${s.orderId}`);
+		assert.equal(stockOf(sku), '48');
+	});
+
+	test(`${name}: a worker crash after COMMIT: one order`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'crash');
+		await faultFirstPost(c, 'after_commit=crash');
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		assert.equal(s.outcome, 'replayed', s.text);
+		assert.ok(c.posts.length >= 2);
+		assert.ok(c.posts[0].status >= 500 || c.posts[0].status === 0, `first answer ${c.posts[0].status}`);
+		assert.equal(new Set(c.posts.map((p) => p.key)).size, 1);
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(stockOf(sku), '48');
+		await healthy();
+	});
+
+	test(`${name}: ben's order is not ana's: 404, and ben's key makes ana's own`, { skip }, async (t) => {
+		const ben = await readyToPay(t, base, path, 'ben', 'ab', 1);
+		await ben.c.page.click('#pay');
+		const b = await outcome(ben.c);
+		assert.equal(b.outcome, 'created', b.text);
+		const bKey = ben.c.posts[0].key;
+		const ana = await customer(t, base);
+		await signIn(ana, 'ana');
+		const mine = await api(ana, mode, 'GET', `/orders/${b.orderId}`);
+		assert.equal(mine.status, 404, mine.text);
+		assert.ok(!mine.text.includes(ben.sku));
+		const body = JSON.stringify({ currency: 'KRW', items: [{ sku: ben.sku, qty: 1 }], amount: 1000 });
+		const p = await api(ana, mode, 'POST', '/orders',
+		    { 'Content-Type': 'application/json', 'Idempotency-Key': bKey }, body);
+		assert.ok(p.status === 201 || p.status === 409, `${p.status} ${p.text}`);
+		assert.ok(!p.text.includes(b.orderId), `ana got ben's order: ${p.text}`);
+		assert.notEqual(p.replayed, 'true');
+		const a = JSON.parse(p.text).orderId;
+		assert.equal(ordersOf(ben.sku), `customer-1002\t${b.orderId}\ncustomer-1001\t${a}`);
+		assert.equal(ledgerOf(bKey),
+		    `customer-1001\tSUCCEEDED\t${a}\ncustomer-1002\tSUCCEEDED\t${b.orderId}`);
+		const own = await api(ana, mode, 'GET', `/orders/${a}`);
+		assert.equal(own.status, 200, own.text);
+	});
+
+	test(`${name}: signed out: 401, nothing written`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'out');
+		await c.page.evaluate(() => fetch('/logout.php', { credentials: 'same-origin' }));
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		await screenshot(c, `${shot}-signed-out`);
+		assert.equal(s.outcome, 'rejected', s.text);
+		assert.match(s.text, /signed out/);
+		if (mode === 'bearer')
+			assert.equal(c.posts.length, 0, 'no token, no request');
+		else
+			assert.deepEqual(c.posts.map((p) => p.status), [401]);
+		const key = s.key || await c.page.evaluate((ref) => localStorage.getItem(`idemorders:key:${ref}`),
+		    await c.page.$eval('#checkout', (el) => el.dataset.ref));
+		assert.match(key, UUID_V4);
+		const raw = await api(c, 'session', 'POST', '/orders',
+		    { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+		    JSON.stringify({ currency: 'KRW', items: [{ sku, qty: 2 }], amount: 2000 }));
+		assert.equal(raw.status, 401, raw.text);
+		assert.equal(ordersOf(sku), '');
+		assert.equal(ledgerOf(key), '');
+		assert.equal(stockOf(sku), '50');
+	});
+
+	test(`${name}: plain HTTP on shop.test (not a secure context): a key from getRandomValues`, { skip }, async (t) => {
+		const testBase = base.replace('127.0.0.1', 'shop.test');
+		const { c, sku } = await readyToPay(t, testBase, path, 'ana', 'http');
+		const ctx = await c.page.evaluate(() => ({ secure: window.isSecureContext,
+		    randomUUID: typeof crypto.randomUUID }));
+		assert.deepEqual(ctx, { secure: false, randomUUID: 'undefined' });
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		await screenshot(c, `${shot}-shop-test`);
+		assert.equal(s.outcome, 'created', s.text);
+		assert.match(c.posts[0].key, UUID_V4);
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+	});
+
+	test(`${name}: without JavaScript, clients/php acts for the customer: one order for two submits`, { skip }, async (t) => {
+		const sku = newSku('php');
+		const c = await customer(t, base);
+		await c.page.setJavaScriptEnabled(false);
+		await signIn(c, 'ana');
+		await addToCart(c, sku, 2);
+		await c.page.goto(`${base}${path}`);
+		await screenshot(c, `${shot}-nojs-checkout`);
+		await Promise.all([c.page.waitForNavigation(), c.page.click('#pay-server', { count: 2 })]);
+		await c.page.waitForSelector('#status[data-outcome]');
+		const s = await c.page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		await screenshot(c, `${shot}-nojs-created`);
+		assert.ok(['created', 'replayed', 'placed'].includes(s.outcome), s.text);
+		// Both submits have been answered once the order shows up once.
+		await new Promise((r) => setTimeout(r, 500));
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(stockOf(sku), '48');
+	});
+}
