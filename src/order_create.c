@@ -9,8 +9,8 @@
  *				wait
  *	  step_claim_lock()	round trip 1: a fresh read of the scope's
  *				committed row, the INSERT of the PROCESSING
- *				row (a duplicate key: claim_taken() answers
- *				from that read), SAVEPOINT, SELECT ... FOR
+ *				row (taken: claim_failed() answers from
+ *				that read), SAVEPOINT, SELECT ... FOR
  *				UPDATE of the stock rows in SKU order
  *	  judge()		every final business rule, before any write
  *	  step_finish()		round trip 2: the order, its items, the
@@ -453,41 +453,49 @@ step_connect(struct attempt_ctx *c, struct response *resp)
 }
 
 /*
- * The claim met a duplicate key, and read, in the same round trip just
- * before it, the committed row of the scope into res (NULL when it was
- * not read).  A terminal or expired row answers at once; the transaction
- * wrote nothing, and is rolled back once the answer has left.  Anything
- * else (no row: a concurrent owner committed meanwhile) reads afresh.
+ * The claim failed, after a read, in the same round trip just before it,
+ * of the committed row of the scope into res (NULL when it was not
+ * read).  A terminal or expired row answers, whatever stopped the
+ * INSERT (a duplicate key, or a server that cannot write: a full disk):
+ * the key is taken.  The transaction wrote nothing and is rolled back
+ * once the answer has left.  ATTEMPT_NEXT when the read does not answer.
  */
 static enum attempt
-claim_taken(struct attempt_ctx *c, MYSQL_RES *res, struct response *resp)
+answer_from_read(struct attempt_ctx *c, MYSQL_RES *res, struct response *resp)
 {
 	struct ledger_record	 rec;
 	enum attempt		 a = ATTEMPT_NEXT;
 
+	if (res == NULL)
+		return ATTEMPT_NEXT;
 	ledger_record_init(&rec);
-	if (res != NULL && ledger_record_from_result(res, &rec) == 1 &&
+	if (ledger_record_from_result(res, &rec) == 1 &&
 	    (ledger_terminal(rec.state) || rec.state == LEDGER_EXPIRED)) {
 		a = answer_record(c, &rec, 1, resp);
 		db_release_after_answer(c->db);
 	}
 	ledger_record_clear(&rec);
-	if (a != ATTEMPT_NEXT)
-		return a;
-	db_rollback(c->db);
-	return answer_from_record(c, 1, resp);
+	return a;
 }
 
 /*
- * The claim of the scope failed with rc: the unique key decides.  res is
- * the read of the scope's row sent before the claim, or NULL.
+ * The claim of the scope failed with rc: the row read before it answers
+ * when it can; otherwise the unique key decides (a duplicate: read the
+ * row afresh, a concurrent owner committed meanwhile).
  */
 static enum attempt
 claim_failed(struct attempt_ctx *c, int rc, MYSQL_RES *res,
     struct response *resp)
 {
-	if (rc == DB_DUPLICATE)
-		return claim_taken(c, res, resp);
+	enum attempt	 a;
+
+	a = answer_from_read(c, res, resp);
+	if (a != ATTEMPT_NEXT)
+		return a;
+	if (rc == DB_DUPLICATE) {
+		db_rollback(c->db);
+		return answer_from_record(c, 1, resp);
+	}
 	if (rc == DB_TRANSIENT && (c->db->last_errno == 1205 ||
 	    c->db->last_errno == 1969)) {
 		/* Waited in vain on an uncommitted owner of the key. */
