@@ -11,7 +11,8 @@
 #  - prepares refused server-wide: max_prepared_stmt_count = 0 (1461):
 #    the 5xx with nothing written, or, when the create needs no
 #    server-side prepare, 201 with everything written;
-#  - a read-only server: read_only = ON (1290): 503 with Retry-After;
+#  - a read-only server: read_only = ON (1290): 503 with Retry-After,
+#    while a finished key still replays;
 #  - too many connections: max_connections = 10, every slot taken
 #    (1040): 503 with Retry-After.
 # Every global setting and grant is restored on exit, from a root session
@@ -191,6 +192,25 @@ fault_case "max_prepared_stmt_count = 0" lighttpd apply_prep lift_settings any
 
 apply_ro() { root_exec "SET GLOBAL read_only = ON;"; }
 fault_case "read_only = ON" apache apply_ro lift_settings 503
+
+# A finished key replays while nothing can be written: the row read in
+# the claim's round trip answers, whatever refused the INSERT.
+w="apache read_only = ON, a replay"
+sku=$(new_sku T45-ro 50)
+key=$(unique_key t45-ro-replay)
+body=$(order_body "$sku" 2)
+post_order "$APACHE_URL" "$key" "$body"
+expect_status 201 "$w: the order before"
+oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+apply_ro
+pool_reload
+post_order "$APACHE_URL" "$key" "$body"
+expect_status 201 "$w"
+expect_header idempotent-replayed true "$w"
+expect_body_json .orderId "$oid" "$w"
+lift_settings
+pool_reload
+expect_one_order "$key" "$sku" 48 "$oid" "$w"
 
 # Too many connections: max_connections at its minimum (10), every slot
 # taken by sessions of a user of no privileges, then the pool's
