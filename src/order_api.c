@@ -56,7 +56,7 @@ handle_health(struct db *db, const struct conf *conf, struct response *resp)
 	read_deadline(db, conf);
 	if (db_ping(db) == DB_OK) {
 		response_json(resp, 200, ok, sizeof(ok) - 1);
-		resp->outcome = "ok";
+		resp->outcome = OUTCOME_OK;
 		return;
 	}
 	response_error(resp, 503, "SERVICE_UNAVAILABLE", "the database does "
@@ -97,7 +97,7 @@ handle_metrics(const struct request *req, struct response *resp)
 	metrics_snapshot(&s);
 	response_reset(resp);
 	resp->status = 200;
-	resp->outcome = "ok";
+	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "text/plain; version=0.0.4");
 	if (metrics_render(&s, &resp->body) != 0)
 		response_error(resp, 500, "INTERNAL_ERROR", "metrics too "
@@ -148,7 +148,7 @@ handle_get(struct db *db, const struct conf *conf, const struct request *req,
 	}
 	response_reset(resp);
 	resp->status = 200;
-	resp->outcome = "ok";
+	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "application/json");
 	if (order_view_render(v, &resp->body) != 0)
 		response_error(resp, 500, "INTERNAL_ERROR", "response too "

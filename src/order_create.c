@@ -118,7 +118,7 @@ answer_unconfirmed(struct response *resp)
 	    "of this request could not be confirmed: the order may have been "
 	    "stored; retry with the same key");
 	response_header(resp, "Retry-After", "1");
-	resp->outcome = "unconfirmed";
+	resp->outcome = OUTCOME_UNCONFIRMED;
 }
 
 /* The answer once transient failures have used up the attempts. */
@@ -129,7 +129,7 @@ retry_transient(struct attempt_ctx *c, struct response *resp)
 	    "stayed busy for %d attempts; retry with the same key",
 	    c->conf->max_attempts);
 	response_header(resp, "Retry-After", "1");
-	resp->outcome = "retry_limit";
+	resp->outcome = OUTCOME_RETRY_LIMIT;
 	return ATTEMPT_RETRY;
 }
 
@@ -156,7 +156,7 @@ retry_unavailable(struct attempt_ctx *c, struct response *resp)
 		    c->db->last_error : "not reachable");
 		response_header(resp, "Retry-After", "5");
 	}
-	resp->outcome = "unavailable";
+	resp->outcome = OUTCOME_UNAVAILABLE;
 	return ATTEMPT_RETRY;
 }
 
@@ -168,7 +168,7 @@ retry_in_progress(struct attempt_ctx *c, struct response *resp)
 	    "this Idempotency-Key is still being processed; retry later "
 	    "with the same key");
 	response_header(resp, "Retry-After", "1");
-	resp->outcome = "in_progress";
+	resp->outcome = OUTCOME_IN_PROGRESS;
 	return ATTEMPT_RETRY;
 }
 
@@ -188,7 +188,7 @@ answer_expired(struct attempt_ctx *c, const char *order_id,
 	if (p.order_id[0] != '\0')
 		response_header(resp, "Link", "<%s/%s>; rel=\"related\"",
 		    c->conf->mount, p.order_id);
-	resp->outcome = "expired";
+	resp->outcome = OUTCOME_EXPIRED;
 }
 
 /* Replay a stored final response byte for byte. */
@@ -203,7 +203,7 @@ answer_stored(const struct ledger_record *rec, int replayed,
 	buf_add(&resp->body, rec->body.p ? rec->body.p : "", rec->body.len);
 	if (replayed)
 		response_header(resp, "Idempotent-Replayed", "true");
-	resp->outcome = replayed ? "replayed" : "recovered";
+	resp->outcome = replayed ? OUTCOME_REPLAYED : OUTCOME_RECOVERED;
 }
 
 /*
@@ -249,7 +249,7 @@ attempt_failed(struct attempt_ctx *c, int rc, const char *what,
 		response_error(resp, 500, "INTERNAL_ERROR", "the order could "
 		    "not be stored; nothing was stored; retry with the same "
 		    "key");
-		resp->outcome = "internal_error";
+		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		return ATTEMPT_DONE;
 	}
 }
@@ -295,7 +295,7 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 		response_error(resp, c->conf->key_reused_status,
 		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
 		    "already used with a different request body");
-		resp->outcome = "conflict";
+		resp->outcome = OUTCOME_CONFLICT;
 		return ATTEMPT_DONE;
 	}
 	if (terminal) {
@@ -306,7 +306,7 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 		return retry_in_progress(c, resp);
 	response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
 	    "the idempotency record is in an unknown state");
-	resp->outcome = "internal_error";
+	resp->outcome = OUTCOME_INTERNAL_ERROR;
 	log_warnx("ledger row for key %s has unknown status \"%s\"",
 	    c->scope.key, rec->status);
 	return ATTEMPT_DONE;
@@ -339,7 +339,7 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		    "Idempotency-Key could not be confirmed; retry with the "
 		    "same key");
 		response_header(resp, "Retry-After", "1");
-		resp->outcome = "unconfirmed";
+		resp->outcome = OUTCOME_UNCONFIRMED;
 		a = ATTEMPT_RETRY;
 	} else
 		a = answer_record(c, &rec, replayed, resp);
@@ -665,7 +665,7 @@ answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
 	    response_header(resp, "Location", "%s/%s", c->conf->mount,
 	    v->id) != 0 || order_view_render(v, &resp->body) != 0)
 		goto out;
-	resp->outcome = "created";
+	resp->outcome = OUTCOME_CREATED;
 	rc = 0;
 out:
 	free(v);
@@ -791,7 +791,7 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 		db_rollback(c->db);
 		response_problem(resp, &c->reject);
 		response_header(resp, "Retry-After", "60");
-		resp->outcome = "out_of_stock";
+		resp->outcome = OUTCOME_OUT_OF_STOCK;
 		return ATTEMPT_DONE;
 	}
 	if (!c->claimed) {
@@ -821,7 +821,7 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 	if (rc == 1)
 		return answer_purged(c, resp);
 	response_problem(resp, &c->reject);
-	resp->outcome = "rejected";
+	resp->outcome = OUTCOME_REJECTED;
 	rc = ledger_finish(c->db, &c->scope, LEDGER_FAILED_FINAL, resp,
 	    NULL);
 	if (rc != DB_OK)
@@ -896,7 +896,7 @@ order_create(struct db *db, const struct conf *conf,
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
-		resp->outcome = "internal_error";
+		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		*attempts = 0;
 		return CREATE_ANSWER;
 	}
@@ -924,15 +924,14 @@ order_create(struct db *db, const struct conf *conf,
 			break;
 		delay = backoff_ms(conf, c->attempt + 1);
 		if (db_remaining_ms(db) - delay <= 0) {
-			if (resp->status == 503 && resp->outcome != NULL &&
-			    strcmp(resp->outcome,
-			    "retry_limit") == 0) {
+			if (resp->status == 503 &&
+			    resp->outcome == OUTCOME_RETRY_LIMIT) {
 				response_error(resp, 503,
 				    "RETRY_DEADLINE_EXCEEDED", "the request "
 				    "deadline of %ld ms passed; retry with the "
 				    "same key", conf->request_deadline_ms);
 				response_header(resp, "Retry-After", "1");
-				resp->outcome = "deadline";
+				resp->outcome = OUTCOME_DEADLINE;
 			}
 			break;
 		}

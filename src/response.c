@@ -13,7 +13,7 @@ response_init(struct response *r)
 	r->status = 0;
 	buf_init(&r->headers, RESPONSE_HEADERS_MAX);
 	buf_init(&r->body, RESPONSE_BODY_MAX);
-	r->outcome = NULL;
+	r->outcome = OUTCOME_NONE;
 	r->code = NULL;
 }
 
@@ -34,7 +34,7 @@ response_reset(struct response *r)
 	r->status = 0;
 	buf_reset(&r->headers);
 	buf_reset(&r->body);
-	r->outcome = NULL;
+	r->outcome = OUTCOME_NONE;
 	r->code = NULL;
 }
 
@@ -63,7 +63,7 @@ response_problem(struct response *r, const struct problem *p)
 	response_reset(r);
 	r->status = p->status;
 	r->code = p->code;
-	r->outcome = "error";
+	r->outcome = OUTCOME_ERROR;
 	if (response_header(r, "Content-Type", "application/problem+json") != 0)
 		return -1;
 	return problem_render(p, &r->body);

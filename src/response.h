@@ -8,6 +8,7 @@
 #define IDEMORDERS_RESPONSE_H
 
 #include "buf.h"
+#include "outcome.h"
 #include "problem.h"
 
 #define RESPONSE_HEADERS_MAX	4096
@@ -17,7 +18,7 @@ struct response {
 	int		 status;
 	struct buf	 headers;	/* "Name: value\r\n" lines */
 	struct buf	 body;
-	const char	*outcome;	/* static word for the request log */
+	enum outcome	 outcome;	/* for the request log and the metrics */
 	const char	*code;		/* problem code for the log, or NULL */
 };
 

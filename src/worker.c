@@ -165,7 +165,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	if (conf->frontend_secret != NULL && !frontend_secret_ok(conf, env)) {
 		response_error(resp, 403, "FRONTEND_SECRET_MISMATCH", "the "
 		    "request did not come through the configured web server");
-		resp->outcome = "forbidden";
+		resp->outcome = OUTCOME_FORBIDDEN;
 		req.principal = NULL;
 		result = CREATE_ANSWER;
 	} else
@@ -177,7 +177,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
 		fr->keepConnection = 0;
-		resp->outcome = "dropped";
+		resp->outcome = OUTCOME_DROPPED;
 	} else
 		write_response(fr, resp);
 	memset(&lr, 0, sizeof(lr));
@@ -186,7 +186,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	lr.principal = req.principal;
 	lr.key = req.log_key;
 	lr.code = resp->code;
-	lr.outcome = resp->outcome;
+	lr.outcome = outcome_name(resp->outcome);
 	lr.status = result == CREATE_DROP ? 0 : resp->status;
 	lr.attempts = req.attempts;
 	lr.duration_ms = elapsed_ms(&start);
