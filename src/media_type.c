@@ -5,8 +5,6 @@
 #include "media_type.h"
 #include "problem.h"
 
-#define E_MEDIA_TYPE	"UNSUPPORTED_MEDIA_TYPE"
-
 /* Tell whether c is HTTP optional whitespace. */
 static int
 is_ows(char c)
@@ -49,12 +47,12 @@ int
 media_type_json(const char *ct, struct problem *pb)
 {
 	if (ct == NULL) {
-		problem_set(pb, 415, E_MEDIA_TYPE,
+		problem_set(pb, 415, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 		    "a Content-Type of application/json is required");
 		return -1;
 	}
 	if (!media_type_is_json(ct)) {
-		problem_set(pb, 415, E_MEDIA_TYPE,
+		problem_set(pb, 415, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 		    "the Content-Type must be application/json");
 		return -1;
 	}

@@ -114,9 +114,9 @@ backoff_ms(const struct conf *conf, int n)
 static void
 answer_unconfirmed(struct response *resp)
 {
-	response_error(resp, 503, "REQUEST_STATUS_UNCONFIRMED", "the outcome "
-	    "of this request could not be confirmed: the order may have been "
-	    "stored; retry with the same key");
+	response_error(resp, 503, PROBLEM_REQUEST_STATUS_UNCONFIRMED, "the "
+	    "outcome of this request could not be confirmed: the order may "
+	    "have been stored; retry with the same key");
 	response_header(resp, "Retry-After", "1");
 	resp->outcome = OUTCOME_UNCONFIRMED;
 }
@@ -125,7 +125,7 @@ answer_unconfirmed(struct response *resp)
 static enum attempt
 retry_transient(struct attempt_ctx *c, struct response *resp)
 {
-	response_error(resp, 503, "RETRY_LIMIT_REACHED", "the database "
+	response_error(resp, 503, PROBLEM_RETRY_LIMIT_REACHED, "the database "
 	    "stayed busy for %d attempts; retry with the same key",
 	    c->conf->max_attempts);
 	response_header(resp, "Retry-After", "1");
@@ -144,12 +144,12 @@ retry_unavailable(struct attempt_ctx *c, struct response *resp)
 {
 	if (c->db->last_class == DB_UNAVAILABLE &&
 	    db_out_of_space(c->db->last_errno, c->db->last_error)) {
-		response_error(resp, 503, "DATABASE_UNAVAILABLE", "the "
+		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
 		    "database cannot take orders now: it is out of space; "
 		    "nothing was stored; retry with the same key");
 		response_header(resp, "Retry-After", "30");
 	} else {
-		response_error(resp, 503, "DATABASE_UNAVAILABLE", "the "
+		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
 		    "database cannot take orders now (%s); nothing was "
 		    "stored; retry with the same key",
 		    c->db->last_class == DB_UNAVAILABLE ?
@@ -164,7 +164,7 @@ retry_unavailable(struct attempt_ctx *c, struct response *resp)
 static enum attempt
 retry_in_progress(struct attempt_ctx *c, struct response *resp)
 {
-	response_error(resp, 409, "REQUEST_IN_PROGRESS", "a request with "
+	response_error(resp, 409, PROBLEM_REQUEST_IN_PROGRESS, "a request with "
 	    "this Idempotency-Key is still being processed; retry later "
 	    "with the same key");
 	response_header(resp, "Retry-After", "1");
@@ -179,9 +179,9 @@ answer_expired(struct attempt_ctx *c, const char *order_id,
 {
 	struct problem	 p;
 
-	problem_set(&p, 410, "IDEMPOTENCY_KEY_EXPIRED", "this Idempotency-Key "
-	    "has expired and is never reused; send a new key for a new "
-	    "order");
+	problem_set(&p, 410, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "this "
+	    "Idempotency-Key has expired and is never reused; send a new key "
+	    "for a new order");
 	if (order_id != NULL && order_id[0] != '\0')
 		snprintf(p.order_id, sizeof(p.order_id), "%s", order_id);
 	response_problem(resp, &p);
@@ -246,9 +246,9 @@ attempt_failed(struct attempt_ctx *c, int rc, const char *what,
 		log_warnx("key %s: %s failed: %s (%u, %s)", c->scope.key, what,
 		    c->db->last_error, c->db->last_errno,
 		    db_class_name(rc));
-		response_error(resp, 500, "INTERNAL_ERROR", "the order could "
-		    "not be stored; nothing was stored; retry with the same "
-		    "key");
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the order "
+		    "could not be stored; nothing was stored; retry with the "
+		    "same key");
 		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		return ATTEMPT_DONE;
 	}
@@ -293,7 +293,7 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 	}
 	if (strcmp(rec->fingerprint, c->req->fingerprint) != 0) {
 		response_error(resp, c->conf->key_reused_status,
-		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
+		    PROBLEM_IDEMPOTENCY_KEY_REUSED, "this Idempotency-Key was "
 		    "already used with a different request body");
 		resp->outcome = OUTCOME_CONFLICT;
 		return ATTEMPT_DONE;
@@ -304,7 +304,7 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 	}
 	if (rec->state == LEDGER_PROCESSING)
 		return retry_in_progress(c, resp);
-	response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
+	response_error(resp, 500, PROBLEM_UNKNOWN_IDEMPOTENCY_STATE,
 	    "the idempotency record is in an unknown state");
 	resp->outcome = OUTCOME_INTERNAL_ERROR;
 	log_warnx("ledger row for key %s has unknown status \"%s\"",
@@ -334,7 +334,7 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		    retry_transient(c, resp);
 	} else if (rc == 0) {
 		/* The owner rolled back meanwhile, or its commit is unseen. */
-		response_error(resp, 409, "REQUEST_STATUS_UNCONFIRMED",
+		response_error(resp, 409, PROBLEM_REQUEST_STATUS_UNCONFIRMED,
 		    "the outcome of an earlier request with this "
 		    "Idempotency-Key could not be confirmed; retry with the "
 		    "same key");
@@ -423,7 +423,7 @@ fault_at(struct attempt_ctx *c, enum fault_point pt, const char *name,
 		db_rollback(c->db);
 		return ATTEMPT_DROP;
 	case FAULT_FINAL:
-		problem_set(&c->reject, 409, "OUT_OF_STOCK",
+		problem_set(&c->reject, 409, PROBLEM_OUT_OF_STOCK,
 		    "injected final rejection at %s", name);
 		return ATTEMPT_REJECT;
 	default:
@@ -593,14 +593,15 @@ judge(const struct order_input *in, const struct stock_row *rows,
 
 	for (i = 0; i < in->nitems; i++)
 		if (!rows[i].found) {
-			problem_set(p, 422, "UNKNOWN_SKU", "items[%zu].sku: "
-			    "unknown SKU \"%s\"", i, in->items[i].sku);
+			problem_set(p, 422, PROBLEM_UNKNOWN_SKU,
+			    "items[%zu].sku: unknown SKU \"%s\"", i,
+			    in->items[i].sku);
 			return -1;
 		}
 	for (i = 0; i < in->nitems; i++)
 		if (strcmp(rows[i].currency, in->currency) != 0) {
-			problem_set(p, 422, "CURRENCY_MISMATCH", "items[%zu]: "
-			    "SKU \"%s\" is sold in %s, not %s", i,
+			problem_set(p, 422, PROBLEM_CURRENCY_MISMATCH,
+			    "items[%zu]: SKU \"%s\" is sold in %s, not %s", i,
 			    in->items[i].sku, rows[i].currency, in->currency);
 			return -1;
 		}
@@ -612,14 +613,14 @@ judge(const struct order_input *in, const struct stock_row *rows,
 			break;
 		}
 	if (total != in->amount) {
-		problem_set(p, 422, "AMOUNT_MISMATCH", "amount is %lld but the "
-		    "items cost %lld", in->amount, total);
+		problem_set(p, 422, PROBLEM_AMOUNT_MISMATCH, "amount is %lld "
+		    "but the items cost %lld", in->amount, total);
 		return -1;
 	}
 	for (i = 0; i < in->nitems; i++)
 		if (rows[i].available < in->items[i].qty) {
-			problem_set(p, 409, "OUT_OF_STOCK", "items[%zu]: %d of "
-			    "SKU \"%s\" requested, %lld available", i,
+			problem_set(p, 409, PROBLEM_OUT_OF_STOCK, "items[%zu]: "
+			    "%d of SKU \"%s\" requested, %lld available", i,
 			    in->items[i].qty, in->items[i].sku,
 			    rows[i].available);
 			return -1;
@@ -785,7 +786,7 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 	enum attempt		 a;
 	int			 rc;
 
-	if (strcmp(c->reject.code, "OUT_OF_STOCK") == 0 &&
+	if (c->reject.code == PROBLEM_OUT_OF_STOCK &&
 	    c->conf->out_of_stock == OUT_OF_STOCK_RETRYABLE) {
 		/* Policy: no ledger row; the key may succeed after a restock. */
 		db_rollback(c->db);
@@ -895,7 +896,8 @@ order_create(struct db *db, const struct conf *conf,
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
+		    "memory");
 		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		*attempts = 0;
 		return CREATE_ANSWER;
@@ -927,9 +929,10 @@ order_create(struct db *db, const struct conf *conf,
 			if (resp->status == 503 &&
 			    resp->outcome == OUTCOME_RETRY_LIMIT) {
 				response_error(resp, 503,
-				    "RETRY_DEADLINE_EXCEEDED", "the request "
-				    "deadline of %ld ms passed; retry with the "
-				    "same key", conf->request_deadline_ms);
+				    PROBLEM_RETRY_DEADLINE_EXCEEDED, "the "
+				    "request deadline of %ld ms passed; retry "
+				    "with the same key",
+				    conf->request_deadline_ms);
 				response_header(resp, "Retry-After", "1");
 				resp->outcome = OUTCOME_DEADLINE;
 			}

@@ -14,7 +14,7 @@ response_init(struct response *r)
 	buf_init(&r->headers, RESPONSE_HEADERS_MAX);
 	buf_init(&r->body, RESPONSE_BODY_MAX);
 	r->outcome = OUTCOME_NONE;
-	r->code = NULL;
+	r->code = PROBLEM_NONE;
 }
 
 /* Release the storage of a response. */
@@ -35,7 +35,7 @@ response_reset(struct response *r)
 	buf_reset(&r->headers);
 	buf_reset(&r->body);
 	r->outcome = OUTCOME_NONE;
-	r->code = NULL;
+	r->code = PROBLEM_NONE;
 }
 
 /* Append one header line; the value is formatted like printf. */
@@ -71,7 +71,7 @@ response_problem(struct response *r, const struct problem *p)
 
 /* Replace the response by a problem built from its parts. */
 int
-response_error(struct response *r, int status, const char *code,
+response_error(struct response *r, int status, enum problem_code code,
     const char *fmt, ...)
 {
 	struct problem	 p;

@@ -163,8 +163,9 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	 * not believed.
 	 */
 	if (conf->frontend_secret != NULL && !frontend_secret_ok(conf, env)) {
-		response_error(resp, 403, "FRONTEND_SECRET_MISMATCH", "the "
-		    "request did not come through the configured web server");
+		response_error(resp, 403, PROBLEM_FRONTEND_SECRET_MISMATCH,
+		    "the request did not come through the configured web "
+		    "server");
 		resp->outcome = OUTCOME_FORBIDDEN;
 		req.principal = NULL;
 		result = CREATE_ANSWER;
@@ -185,7 +186,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	lr.uri = req.uri;
 	lr.principal = req.principal;
 	lr.key = req.log_key;
-	lr.code = resp->code;
+	lr.code = problem_code_name(resp->code);
 	lr.outcome = outcome_name(resp->outcome);
 	lr.status = result == CREATE_DROP ? 0 : resp->status;
 	lr.attempts = req.attempts;

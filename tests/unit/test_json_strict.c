@@ -25,7 +25,8 @@ expect_bad(const char *text, size_t len, int maxdepth, const char *code,
 	CU_ASSERT_PTR_NULL(o);
 	json_object_put(o);
 	CU_ASSERT_EQUAL(pb.status, 400);
-	CU_ASSERT_TRUE(pb.code != NULL && strcmp(pb.code, code) == 0);
+	CU_ASSERT_TRUE(problem_code_name(pb.code) != NULL &&
+	    strcmp(problem_code_name(pb.code), code) == 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(pb.detail, want));
 	if (strstr(pb.detail, want) == NULL)
 		fprintf(stderr, "\n%s: detail \"%s\", want \"%s\"\n", text,

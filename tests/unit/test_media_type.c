@@ -29,8 +29,9 @@ ct_check(int line, const char *ct, int ok)
 	}
 	CHECK_AT(line, rc == -1);
 	CHECK_AT(line, pb.status == 415);
-	CHECK_AT(line, pb.code != NULL &&
-	    strcmp(pb.code, "UNSUPPORTED_MEDIA_TYPE") == 0);
+	CHECK_AT(line, problem_code_name(pb.code) != NULL &&
+	    strcmp(problem_code_name(pb.code), "UNSUPPORTED_MEDIA_TYPE") ==
+	    0);
 }
 
 /* application/json with any case and parameters, nothing else. */
