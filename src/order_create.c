@@ -690,8 +690,8 @@ run_part(struct attempt_ctx *c, int order_stmt, enum fault_point pt,
 	db_batch_reset(b);
 	if (rc == DB_UNKNOWN)
 		return commit_unknown(c, resp);
-	if (rc == DB_DUPLICATE && failed == order_stmt && strstr(
-	    c->db->last_error, "'" STORE_ORDER_KEY_CONSTRAINT "'") != NULL)
+	if (rc == DB_DUPLICATE && failed == order_stmt &&
+	    db_dup_key_is(c->db, STORE_ORDER_KEY_CONSTRAINT))
 		return answer_purged(c, resp);
 	if (rc == DB_DUPLICATE)		/* another key: a fresh id will do */
 		rc = db_fail(c->db, DB_TRANSIENT, c->db->last_errno,
