@@ -12,7 +12,8 @@
  *				row (a duplicate key: claim_taken() answers
  *				from that read), SAVEPOINT, SELECT ... FOR
  *				UPDATE of the stock rows in SKU order
- *	  judge()		every final business rule, before any write
+ *	  rules_judge()		every final business rule, before any write
+ *				(rules.c)
  *	  step_finish()		round trip 2: the order, its items, the
  *				stock decrease, the ledger row SUCCEEDED with
  *				the exact response, COMMIT
@@ -44,6 +45,7 @@
 #include "order_input.h"
 #include "order_view.h"
 #include "response.h"
+#include "rules.h"
 #include "store.h"
 
 /* The least a read after an unknown COMMIT may take. */
@@ -91,20 +93,6 @@ sleep_ms(long ms)
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
-}
-
-/* Exponential backoff with full jitter before attempt n (n >= 2). */
-static long
-backoff_ms(const struct conf *conf, int n)
-{
-	long	 cap = conf->retry_backoff_ms;
-	int	 i;
-
-	for (i = 2; i < n && cap < conf->retry_backoff_max_ms; i++)
-		cap *= 2;
-	if (cap > conf->retry_backoff_max_ms)
-		cap = conf->retry_backoff_max_ms;
-	return random() % (cap + 1);
 }
 
 /*
@@ -579,55 +567,6 @@ step_claim_lock(struct attempt_ctx *c, struct response *resp)
 	return ATTEMPT_NEXT;
 }
 
-/*
- * 3. Judge every final business rule on the locked rows, before any
- * write.  Returns 0 when the order may proceed, else -1 with the
- * rejection.
- */
-static int
-judge(const struct order_input *in, const struct stock_row *rows,
-    struct problem *p)
-{
-	long long	 total = 0, line;
-	size_t		 i;
-
-	for (i = 0; i < in->nitems; i++)
-		if (!rows[i].found) {
-			problem_set(p, 422, PROBLEM_UNKNOWN_SKU,
-			    "items[%zu].sku: unknown SKU \"%s\"", i,
-			    in->items[i].sku);
-			return -1;
-		}
-	for (i = 0; i < in->nitems; i++)
-		if (strcmp(rows[i].currency, in->currency) != 0) {
-			problem_set(p, 422, PROBLEM_CURRENCY_MISMATCH,
-			    "items[%zu]: SKU \"%s\" is sold in %s, not %s", i,
-			    in->items[i].sku, rows[i].currency, in->currency);
-			return -1;
-		}
-	for (i = 0; i < in->nitems; i++)
-		if (__builtin_mul_overflow(rows[i].unit_price,
-		    (long long)in->items[i].qty, &line) ||
-		    __builtin_add_overflow(total, line, &total)) {
-			total = -1;
-			break;
-		}
-	if (total != in->amount) {
-		problem_set(p, 422, PROBLEM_AMOUNT_MISMATCH, "amount is %lld "
-		    "but the items cost %lld", in->amount, total);
-		return -1;
-	}
-	for (i = 0; i < in->nitems; i++)
-		if (rows[i].available < in->items[i].qty) {
-			problem_set(p, 409, PROBLEM_OUT_OF_STOCK, "items[%zu]: "
-			    "%d of SKU \"%s\" requested, %lld available", i,
-			    in->items[i].qty, in->items[i].sku,
-			    rows[i].available);
-			return -1;
-		}
-	return 0;
-}
-
 /* Build the 201 answer that will also be stored and replayed. */
 static int
 answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
@@ -869,7 +808,8 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 		    resp);
 	if (a == ATTEMPT_NEXT)
 		a = step_claim_lock(c, resp);
-	if (a == ATTEMPT_NEXT && judge(c->req->in, c->rows, &c->reject) == -1)
+	if (a == ATTEMPT_NEXT && rules_judge(c->req->in, c->rows,
+	    &c->reject) == -1)
 		a = ATTEMPT_REJECT;
 	if (a == ATTEMPT_NEXT)
 		a = step_finish(c, resp);	/* or a fault's rejection */
@@ -924,7 +864,7 @@ order_create(struct db *db, const struct conf *conf,
 		/* Retry with the same key, within the limits. */
 		if (c->attempt >= conf->max_attempts)
 			break;
-		delay = backoff_ms(conf, c->attempt + 1);
+		delay = rules_backoff_ms(conf, c->attempt + 1);
 		if (db_remaining_ms(db) - delay <= 0) {
 			if (resp->status == 503 &&
 			    resp->outcome == OUTCOME_RETRY_LIMIT) {

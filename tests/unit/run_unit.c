@@ -27,7 +27,8 @@ main(void)
 	    test_order_input_register() == -1 ||
 	    test_fingerprint_register() == -1 ||
 	    test_metrics_register() == -1 ||
-	    test_stock_admin_register() == -1) {
+	    test_stock_admin_register() == -1 ||
+	    test_rules_register() == -1) {
 		fprintf(stderr, "cannot register the suites: %s\n",
 		    CU_get_error_msg());
 		CU_cleanup_registry();

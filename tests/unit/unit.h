@@ -19,5 +19,6 @@ int	test_order_input_register(void);
 int	test_fingerprint_register(void);
 int	test_metrics_register(void);
 int	test_stock_admin_register(void);
+int	test_rules_register(void);
 
 #endif
