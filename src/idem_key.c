@@ -4,13 +4,7 @@
 
 #include "idem_key.h"
 #include "problem.h"
-
-/* Tell whether c is HTTP optional whitespace. */
-static int
-is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
+#include "text.h"
 
 /*
  * Unquote an RFC 8941 sf-string s..e (s at the opening quote) into key,
@@ -113,10 +107,10 @@ idem_key_parse(const char *hv, char *key, struct problem *pb)
 		return -1;
 	}
 	s = hv;
-	while (is_ows(*s))
+	while (text_is_ows(*s))
 		s++;
 	e = s + strlen(s);
-	while (e > s && is_ows(e[-1]))
+	while (e > s && text_is_ows(e[-1]))
 		e--;
 
 	if (s < e && *s == '"') {

@@ -4,13 +4,7 @@
 
 #include "media_type.h"
 #include "problem.h"
-
-/* Tell whether c is HTTP optional whitespace. */
-static int
-is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
+#include "text.h"
 
 /* Lower-case an ASCII letter, independently of the locale. */
 static int
@@ -30,14 +24,14 @@ media_type_is_json(const char *ct)
 	size_t			 i;
 
 	s = ct;
-	while (is_ows(*s))
+	while (text_is_ows(*s))
 		s++;
 	for (i = 0; i < sizeof(want) - 1; i++) {
 		if (ascii_lower((unsigned char)s[i]) != want[i])
 			return 0;
 	}
 	s += sizeof(want) - 1;
-	while (is_ows(*s))
+	while (text_is_ows(*s))
 		s++;
 	return *s == '\0' || *s == ';';
 }

@@ -23,6 +23,7 @@
 #include "db.h"
 #include "log.h"
 #include "metrics.h"
+#include "mono.h"
 #include "order_api.h"
 #include "problem.h"
 #include "response.h"
@@ -91,17 +92,6 @@ write_response(FCGX_Request *fr, const struct response *r)
 	FCGX_PutStr("\r\n", 2, fr->out);
 	if (r->body.len > 0)
 		FCGX_PutStr(r->body.p, (int)r->body.len, fr->out);
-}
-
-/* Milliseconds elapsed since start. */
-static double
-elapsed_ms(const struct timespec *start)
-{
-	struct timespec	 now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - start->tv_sec) * 1e3 +
-	    (double)(now.tv_nsec - start->tv_nsec) / 1e6;
 }
 
 /*
@@ -190,7 +180,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	lr.outcome = outcome_name(resp->outcome);
 	lr.status = result == CREATE_DROP ? 0 : resp->status;
 	lr.attempts = req.attempts;
-	lr.duration_ms = elapsed_ms(&start);
+	lr.duration_ms = mono_since_ms(&start);
 	log_request(&lr);
 	metrics_request_end(lr.status, resp->outcome, req.attempts,
 	    lr.duration_ms);
@@ -224,16 +214,6 @@ conn_drop(FCGX_Request *fr)
 	if (fr->ipcFd >= 0)
 		close(fr->ipcFd);
 	fr->ipcFd = -1;
-}
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-static long long
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
