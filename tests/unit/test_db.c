@@ -85,17 +85,12 @@ test_dup_key(void)
 	CU_ASSERT_FALSE(db_dup_key_is(&db, ""));
 }
 
-/* Add the db suite to the registry. */
-int
-test_db_register(void)
-{
-	CU_pSuite	 s;
+/* The db suite. */
+static const struct unit_test tests[] = {
+	{ "out of space", test_out_of_space },
+	{ "failure class", test_fail_class },
+	{ "duplicate key", test_dup_key },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("db", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "out of space", test_out_of_space) == NULL ||
-	    CU_add_test(s, "failure class", test_fail_class) == NULL ||
-	    CU_add_test(s, "duplicate key", test_dup_key) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_db_suite = { "db", NULL, NULL, tests };

@@ -132,17 +132,12 @@ test_key_invalid(void)
 	key_bad(__LINE__, "\"a\tb\"", "quoted");
 }
 
-/* Add the idem_key suite to the registry. */
-int
-test_idem_key_register(void)
-{
-	CU_pSuite	 s;
+/* The idem_key suite. */
+static const struct unit_test tests[] = {
+	{ "key valid", test_key_valid },
+	{ "key missing", test_key_missing },
+	{ "key invalid", test_key_invalid },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("idem_key", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "key valid", test_key_valid) == NULL ||
-	    CU_add_test(s, "key missing", test_key_missing) == NULL ||
-	    CU_add_test(s, "key invalid", test_key_invalid) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_idem_key_suite = { "idem_key", NULL, NULL, tests };

@@ -96,17 +96,14 @@ test_show_name(void)
 	CU_ASSERT_STRING_EQUAL(small, "xxxx");
 }
 
-/* Add the json_strict suite to the registry. */
-int
-test_json_strict_register(void)
-{
-	CU_pSuite	 s;
+/* The json_strict suite. */
+static const struct unit_test tests[] = {
+	{ "parse and depth", test_parse_depth },
+	{ "repeated names", test_repeated_names },
+	{ "show name", test_show_name },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("json_strict", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "parse and depth", test_parse_depth) == NULL ||
-	    CU_add_test(s, "repeated names", test_repeated_names) == NULL ||
-	    CU_add_test(s, "show name", test_show_name) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_json_strict_suite = {
+	"json_strict", NULL, NULL, tests
+};

@@ -333,21 +333,17 @@ test_conf_key(void)
 	conf_clear(&c);
 }
 
-int
-test_metrics_register(void)
-{
-	CU_pSuite	 s;
+/* The metrics suite. */
+static const struct unit_test tests[] = {
+	{ "render zeros", test_render_zero },
+	{ "render values", test_render_values },
+	{ "render cap", test_render_cap },
+	{ "outcome labels", test_outcome_of },
+	{ "duration buckets", test_bucket_of },
+	{ "loopback peers", test_loopback },
+	{ "shared counts", test_shared_counts },
+	{ "conf key", test_conf_key },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("metrics", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "render zeros", test_render_zero) == NULL ||
-	    CU_add_test(s, "render values", test_render_values) == NULL ||
-	    CU_add_test(s, "render cap", test_render_cap) == NULL ||
-	    CU_add_test(s, "outcome labels", test_outcome_of) == NULL ||
-	    CU_add_test(s, "duration buckets", test_bucket_of) == NULL ||
-	    CU_add_test(s, "loopback peers", test_loopback) == NULL ||
-	    CU_add_test(s, "shared counts", test_shared_counts) == NULL ||
-	    CU_add_test(s, "conf key", test_conf_key) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_metrics_suite = { "metrics", NULL, NULL, tests };

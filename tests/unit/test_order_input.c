@@ -768,44 +768,31 @@ test_detail_utf8(void)
 	}
 }
 
-/* Add the order_input suite to the registry. */
-int
-test_order_input_register(void)
-{
-	static const struct {
-		const char	*name;
-		CU_TestFunc	 fn;
-	} tests[] = {
-		{ "parse minimal", test_parse_minimal },
-		{ "canonical exact", test_canonical_exact },
-		{ "canonical vectors", test_canonical_vectors },
-		{ "qty", test_qty },
-		{ "amount", test_amount },
-		{ "items count", test_items_count },
-		{ "items members", test_items_members },
-		{ "sku", test_sku },
-		{ "currency", test_currency },
-		{ "shipping", test_shipping },
-		{ "note", test_note },
-		{ "unknown member", test_unknown_member },
-		{ "duplicate member", test_duplicate_member },
-		{ "malformed", test_malformed },
-		{ "utf-8", test_utf8 },
-		{ "surrogates", test_surrogates },
-		{ "nul", test_nul },
-		{ "depth", test_depth },
-		{ "clear", test_clear },
-		{ "detail utf-8", test_detail_utf8 },
-	};
-	CU_pSuite	 s;
-	size_t		 i;
+/* The order_input suite. */
+static const struct unit_test tests[] = {
+	{ "parse minimal", test_parse_minimal },
+	{ "canonical exact", test_canonical_exact },
+	{ "canonical vectors", test_canonical_vectors },
+	{ "qty", test_qty },
+	{ "amount", test_amount },
+	{ "items count", test_items_count },
+	{ "items members", test_items_members },
+	{ "sku", test_sku },
+	{ "currency", test_currency },
+	{ "shipping", test_shipping },
+	{ "note", test_note },
+	{ "unknown member", test_unknown_member },
+	{ "duplicate member", test_duplicate_member },
+	{ "malformed", test_malformed },
+	{ "utf-8", test_utf8 },
+	{ "surrogates", test_surrogates },
+	{ "nul", test_nul },
+	{ "depth", test_depth },
+	{ "clear", test_clear },
+	{ "detail utf-8", test_detail_utf8 },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("order_input", NULL, NULL);
-	if (s == NULL)
-		return -1;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (CU_add_test(s, tests[i].name, tests[i].fn) == NULL)
-			return -1;
-	}
-	return 0;
-}
+const struct unit_suite test_order_input_suite = {
+	"order_input", NULL, NULL, tests
+};

@@ -86,17 +86,13 @@ test_response(void)
 	response_clear(&r);
 }
 
-int
-test_problem_register(void)
-{
-	CU_pSuite	 s;
+/* The problem suite. */
+static const struct unit_test tests[] = {
+	{ "render", test_render },
+	{ "orderId member", test_order_id_member },
+	{ "unknown code", test_unknown_code_and_reason },
+	{ "response", test_response },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("problem", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "render", test_render) == NULL ||
-	    CU_add_test(s, "orderId member", test_order_id_member) == NULL ||
-	    CU_add_test(s, "unknown code", test_unknown_code_and_reason) == NULL ||
-	    CU_add_test(s, "response", test_response) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_problem_suite = { "problem", NULL, NULL, tests };

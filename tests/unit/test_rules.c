@@ -198,19 +198,15 @@ test_backoff_bounds(void)
 	conf_clear(&c);
 }
 
-int
-test_rules_register(void)
-{
-	CU_pSuite	 s;
+/* The rules suite. */
+static const struct unit_test tests[] = {
+	{ "judge ok", test_judge_ok },
+	{ "judge each rule", test_judge_each },
+	{ "judge precedence", test_judge_precedence },
+	{ "judge overflow", test_judge_overflow },
+	{ "backoff growth", test_backoff_growth },
+	{ "backoff bounds", test_backoff_bounds },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("rules", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "judge ok", test_judge_ok) == NULL ||
-	    CU_add_test(s, "judge each rule", test_judge_each) == NULL ||
-	    CU_add_test(s, "judge precedence", test_judge_precedence) == NULL ||
-	    CU_add_test(s, "judge overflow", test_judge_overflow) == NULL ||
-	    CU_add_test(s, "backoff growth", test_backoff_growth) == NULL ||
-	    CU_add_test(s, "backoff bounds", test_backoff_bounds) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_rules_suite = { "rules", NULL, NULL, tests };
