@@ -29,7 +29,7 @@ hello(struct db *db, const struct conf *conf, struct request *req,
 	(void)conf;
 	(void)req;
 	response_json(resp, 200, body, sizeof(body) - 1);
-	resp->outcome = "hello";
+	resp->outcome = OUTCOME_OK;
 	return CREATE_ANSWER;
 }
 

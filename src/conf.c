@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "text.h"
 
 #define CONF_FILE_MAX	(1024 * 1024)
 #define CONF_LINE_MAX	4096
@@ -760,20 +761,6 @@ cut_comment(char *v)
 		}
 }
 
-/* Trim spaces and tabs at both ends, in place. */
-static char *
-trim(char *s)
-{
-	char	*e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
 /*
  * Parse len bytes of configuration text into c (already holding defaults).
  * On error, err holds "NAME:LINE: message" and -1 is returned; c may then
@@ -808,7 +795,7 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 		line[n] = '\0';
 		p += n + (nl ? 1 : 0);
 
-		key = trim(line);
+		key = text_trim_line(line);
 		if (*key == '\0' || *key == '#')
 			continue;
 		eq = strchr(key, '=');
@@ -818,9 +805,9 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 			return -1;
 		}
 		*eq = '\0';
-		key = trim(key);
+		key = text_trim_line(key);
 		cut_comment(eq + 1);
-		val = trim(eq + 1);
+		val = text_trim_line(eq + 1);
 		k = NULL;
 		for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++)
 			if (strcmp(conf_keys[i].name, key) == 0)

@@ -156,9 +156,39 @@ db_class_name(int class)
 }
 
 /*
+ * Copy the name of the unique key from the message of a duplicate key
+ * error ("Duplicate entry '...' for key 'NAME'"): "" when there is none.
+ * The entry may hold any bytes, so the name is read from the end.
+ */
+static void
+dup_key_of(const char *msg, char *name, size_t size)
+{
+	const char	*p, *e;
+	size_t		 len;
+
+	name[0] = '\0';
+	if (msg == NULL)
+		return;
+	e = strrchr(msg, '\'');
+	if (e == NULL || e[1] != '\0')
+		return;
+	for (p = e; p > msg && p[-1] != '\''; p--)
+		;
+	if (p == msg || p - 1 - msg < 9 ||
+	    strncmp(p - 1 - 9, " for key ", 9) != 0)
+		return;
+	len = (size_t)(e - p);
+	if (len >= size)
+		return;
+	memcpy(name, p, len);
+	name[len] = '\0';
+}
+
+/*
  * Record a failure where it happens: class (0: derived from code), the
- * error number and message.  A failure that leaves the connection
- * unusable marks it broken.  Returns the class.
+ * error number and message, and for a duplicate key the name of the
+ * unique key.  A failure that leaves the connection unusable marks it
+ * broken.  Returns the class.
  */
 int
 db_fail(struct db *db, int class, unsigned int code, const char *msg)
@@ -182,11 +212,23 @@ db_fail(struct db *db, int class, unsigned int code, const char *msg)
 		db->move = 1;	/* the next connection tries the next node */
 	db->last_class = class;
 	db->last_errno = code;
+	if (code == ER_DUP_ENTRY)
+		dup_key_of(msg, db->last_dup_key, sizeof(db->last_dup_key));
+	else
+		db->last_dup_key[0] = '\0';
 	/* A caller may pass the message already recorded: keep it. */
 	if (msg != db->last_error)
 		snprintf(db->last_error, sizeof(db->last_error), "%s",
 		    msg != NULL && msg[0] != '\0' ? msg : "no error message");
 	return class;
+}
+
+/* Tell whether the last failure was a duplicate on the unique key name. */
+int
+db_dup_key_is(const struct db *db, const char *name)
+{
+	return db->last_errno == ER_DUP_ENTRY && db->last_dup_key[0] != '\0' &&
+	    strcmp(db->last_dup_key, name) == 0;
 }
 
 /* Record the failure of the last call on the connection. */

@@ -86,6 +86,8 @@ struct db {
 	int			 last_class;
 	unsigned int		 last_errno;
 	char			 last_error[256];
+	char			 last_dup_key[65];	/* a 1062's unique
+							   key, or "" */
 };
 
 void	db_init(struct db *, const struct conf *);
@@ -114,6 +116,7 @@ int	db_fetch_column(struct db *, MYSQL_STMT *, MYSQL_BIND *,
 	    unsigned int);
 void	db_stmt_done(struct db *, MYSQL_STMT *);
 int	db_fail(struct db *, int, unsigned int, const char *);
+int	db_dup_key_is(const struct db *, const char *);
 int	db_out_of_space(unsigned int, const char *);
 const char *db_class_name(int);
 

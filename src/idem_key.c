@@ -4,16 +4,7 @@
 
 #include "idem_key.h"
 #include "problem.h"
-
-#define E_KEY_MISSING	"IDEMPOTENCY_KEY_MISSING"
-#define E_KEY_INVALID	"IDEMPOTENCY_KEY_INVALID"
-
-/* Tell whether c is HTTP optional whitespace. */
-static int
-is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
+#include "text.h"
 
 /*
  * Unquote an RFC 8941 sf-string s..e (s at the opening quote) into key,
@@ -35,15 +26,16 @@ key_unquote(const char *s, const char *e, char *key, size_t *lenp,
 			break;
 		if (c == '\\') {
 			if (p + 1 == e || (p[1] != '"' && p[1] != '\\')) {
-				problem_set(pb, 400, E_KEY_INVALID,
-				    "Idempotency-Key is a bad quoted string: "
-				    "a backslash at position %zu must precede "
+				problem_set(pb, 400,
+				    PROBLEM_IDEMPOTENCY_KEY_INVALID,
+				    "Idempotency-Key is a bad quoted string: a "
+				    "backslash at position %zu must precede "
 				    "'\"' or '\\'", (size_t)(p - s) + 1);
 				return -1;
 			}
 			c = (unsigned char)*++p;
 		} else if (c < 0x20 || c > 0x7e) {
-			problem_set(pb, 400, E_KEY_INVALID,
+			problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 			    "Idempotency-Key is a bad quoted string: "
 			    "invalid character 0x%02x at position %zu",
 			    c, (size_t)(p - s) + 1);
@@ -54,13 +46,13 @@ key_unquote(const char *s, const char *e, char *key, size_t *lenp,
 		n++;
 	}
 	if (p == e) {
-		problem_set(pb, 400, E_KEY_INVALID,
+		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is a bad quoted string: "
 		    "no closing quote");
 		return -1;
 	}
 	if (p + 1 != e) {
-		problem_set(pb, 400, E_KEY_INVALID,
+		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is a bad quoted string: "
 		    "data after the closing quote at position %zu",
 		    (size_t)(p - s) + 2);
@@ -78,11 +70,12 @@ key_check(const char *key, size_t n, struct problem *pb)
 	unsigned char	 c;
 
 	if (n == 0) {
-		problem_set(pb, 400, E_KEY_INVALID, "Idempotency-Key is empty");
+		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+		    "Idempotency-Key is empty");
 		return -1;
 	}
 	if (n > IDEM_KEY_MAX) {
-		problem_set(pb, 400, E_KEY_INVALID,
+		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is %zu bytes long; at most %d are allowed",
 		    n, IDEM_KEY_MAX);
 		return -1;
@@ -90,7 +83,7 @@ key_check(const char *key, size_t n, struct problem *pb)
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)key[i];
 		if (c < 0x21 || c > 0x7e) {
-			problem_set(pb, 400, E_KEY_INVALID,
+			problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 			    "Idempotency-Key has an invalid character 0x%02x "
 			    "at position %zu; only visible ASCII is allowed",
 			    c, i + 1);
@@ -109,15 +102,15 @@ idem_key_parse(const char *hv, char *key, struct problem *pb)
 
 	key[0] = '\0';
 	if (hv == NULL) {
-		problem_set(pb, 400, E_KEY_MISSING,
+		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_MISSING,
 		    "the Idempotency-Key header is required");
 		return -1;
 	}
 	s = hv;
-	while (is_ows(*s))
+	while (text_is_ows(*s))
 		s++;
 	e = s + strlen(s);
-	while (e > s && is_ows(e[-1]))
+	while (e > s && text_is_ows(e[-1]))
 		e--;
 
 	if (s < e && *s == '"') {

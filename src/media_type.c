@@ -4,15 +4,7 @@
 
 #include "media_type.h"
 #include "problem.h"
-
-#define E_MEDIA_TYPE	"UNSUPPORTED_MEDIA_TYPE"
-
-/* Tell whether c is HTTP optional whitespace. */
-static int
-is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
+#include "text.h"
 
 /* Lower-case an ASCII letter, independently of the locale. */
 static int
@@ -32,14 +24,14 @@ media_type_is_json(const char *ct)
 	size_t			 i;
 
 	s = ct;
-	while (is_ows(*s))
+	while (text_is_ows(*s))
 		s++;
 	for (i = 0; i < sizeof(want) - 1; i++) {
 		if (ascii_lower((unsigned char)s[i]) != want[i])
 			return 0;
 	}
 	s += sizeof(want) - 1;
-	while (is_ows(*s))
+	while (text_is_ows(*s))
 		s++;
 	return *s == '\0' || *s == ';';
 }
@@ -49,12 +41,12 @@ int
 media_type_json(const char *ct, struct problem *pb)
 {
 	if (ct == NULL) {
-		problem_set(pb, 415, E_MEDIA_TYPE,
+		problem_set(pb, 415, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 		    "a Content-Type of application/json is required");
 		return -1;
 	}
 	if (!media_type_is_json(ct)) {
-		problem_set(pb, 415, E_MEDIA_TYPE,
+		problem_set(pb, 415, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 		    "the Content-Type must be application/json");
 		return -1;
 	}

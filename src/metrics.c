@@ -33,7 +33,7 @@ struct metrics_cell {
 };
 
 struct metrics_shm {
-	atomic_ullong		 requests[MO_COUNT];
+	atomic_ullong		 requests[OUTCOME_COUNT];
 	atomic_ullong		 attempts;
 	atomic_ullong		 duration_buckets[METRICS_BUCKETS + 1];
 	atomic_ullong		 duration_sum_us;
@@ -54,30 +54,6 @@ const double metrics_bucket_le[METRICS_BUCKETS] = {
 static const char *const bucket_le_text[METRICS_BUCKETS] = {
 	"0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",
 	"0.5", "1", "2.5", "5", "10",
-};
-
-static const char *const outcome_names[MO_COUNT] = {
-	[MO_CREATED] = "created",
-	[MO_REPLAYED] = "replayed",
-	[MO_RECOVERED] = "recovered",
-	[MO_CONFLICT] = "conflict",
-	[MO_EXPIRED] = "expired",
-	[MO_REJECTED] = "rejected",
-	[MO_OUT_OF_STOCK] = "out_of_stock",
-	[MO_IN_PROGRESS] = "in_progress",
-	[MO_UNCONFIRMED] = "unconfirmed",
-	[MO_RETRY_LIMIT] = "retry_limit",
-	[MO_DEADLINE] = "deadline",
-	[MO_DROPPED] = "dropped",
-	[MO_OK] = "ok",
-	[MO_BAD_REQUEST] = "bad_request",
-	[MO_UNAUTHENTICATED] = "unauthenticated",
-	[MO_FORBIDDEN] = "forbidden",
-	[MO_NOT_FOUND] = "not_found",
-	[MO_METHOD_NOT_ALLOWED] = "method_not_allowed",
-	[MO_UNAVAILABLE] = "unavailable",
-	[MO_INTERNAL_ERROR] = "internal_error",
-	[MO_OTHER] = "other",
 };
 
 /* The db_err class counted under each label, in label order. */
@@ -188,12 +164,12 @@ metrics_request_begin(void)
 }
 
 /*
- * Count an answered request: its outcome (from status and the outcome
- * word of the response), its database attempts and its duration in
+ * Count an answered request: its outcome (labelled with its status by
+ * metrics_label_of()), its database attempts and its duration in
  * milliseconds.
  */
 void
-metrics_request_end(int status, const char *outcome, int attempts, double ms)
+metrics_request_end(int status, enum outcome outcome, int attempts, double ms)
 {
 	double			 us;
 	int			 c;
@@ -207,7 +183,7 @@ metrics_request_end(int status, const char *outcome, int attempts, double ms)
 	else
 		atomic_fetch_sub_explicit(&shm->in_flight_uncelled, 1,
 		    memory_order_relaxed);
-	atomic_fetch_add_explicit(&shm->requests[metrics_outcome_of(status,
+	atomic_fetch_add_explicit(&shm->requests[metrics_label_of(status,
 	    outcome)], 1, memory_order_relaxed);
 	if (attempts > 0)
 		atomic_fetch_add_explicit(&shm->attempts,
@@ -247,7 +223,7 @@ metrics_snapshot(struct metrics_snapshot *s)
 	memset(s, 0, sizeof(*s));
 	if (shm == NULL)
 		return;
-	for (i = 0; i < MO_COUNT; i++)
+	for (i = 0; i < OUTCOME_COUNT; i++)
 		s->requests[i] = atomic_load_explicit(&shm->requests[i],
 		    memory_order_relaxed);
 	s->attempts = atomic_load_explicit(&shm->attempts,
@@ -274,42 +250,36 @@ metrics_snapshot(struct metrics_snapshot *s)
 }
 
 /*
- * The outcome label of an answer.  A word the handlers set is its own
- * label; a plain error ("error") is labelled by its status; any other
- * word is "other".
+ * The label an answer is counted under: its outcome; a plain error is
+ * labelled by its status, and an answer without an outcome is "other".
  */
-enum metrics_outcome
-metrics_outcome_of(int status, const char *outcome)
+enum outcome
+metrics_label_of(int status, enum outcome outcome)
 {
-	int	 i;
-
-	if (outcome == NULL)
-		return MO_OTHER;
-	if (strcmp(outcome, "error") == 0) {
+	if (outcome == OUTCOME_ERROR) {
 		switch (status) {
 		case 401:
-			return MO_UNAUTHENTICATED;
+			return OUTCOME_UNAUTHENTICATED;
 		case 403:
-			return MO_FORBIDDEN;
+			return OUTCOME_FORBIDDEN;
 		case 404:
-			return MO_NOT_FOUND;
+			return OUTCOME_NOT_FOUND;
 		case 405:
-			return MO_METHOD_NOT_ALLOWED;
+			return OUTCOME_METHOD_NOT_ALLOWED;
 		case 503:
-			return MO_UNAVAILABLE;
+			return OUTCOME_UNAVAILABLE;
 		default:
 			break;
 		}
 		if (status >= 400 && status < 500)
-			return MO_BAD_REQUEST;
+			return OUTCOME_BAD_REQUEST;
 		if (status >= 500 && status < 600)
-			return MO_INTERNAL_ERROR;
-		return MO_OTHER;
+			return OUTCOME_INTERNAL_ERROR;
+		return OUTCOME_OTHER;
 	}
-	for (i = 0; i < MO_COUNT; i++)
-		if (strcmp(outcome, outcome_names[i]) == 0)
-			return (enum metrics_outcome)i;
-	return MO_OTHER;
+	if (outcome < OUTCOME_LABEL_FIRST || outcome >= OUTCOME_COUNT)
+		return OUTCOME_OTHER;
+	return outcome;
 }
 
 /* The bucket of a duration in seconds: METRICS_BUCKETS is +Inf. */
@@ -362,9 +332,9 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 
 	rc = family(b, "idemorders_requests_total", "counter",
 	    "Requests answered by the workers, by outcome.");
-	for (i = 0; rc == BUF_OK && i < MO_COUNT; i++)
+	for (i = OUTCOME_LABEL_FIRST; rc == BUF_OK && i < OUTCOME_COUNT; i++)
 		rc = buf_printf(b, "idemorders_requests_total{outcome=\"%s\"} "
-		    "%llu\n", outcome_names[i], s->requests[i]);
+		    "%llu\n", outcome_name(i), s->requests[i]);
 	if (rc == BUF_OK)
 		rc = family(b, "idemorders_attempts_total", "counter",
 		    "Database transaction attempts made for POST requests.");

@@ -16,37 +16,16 @@
 
 #include <sys/types.h>
 
+#include "outcome.h"
+
 struct buf;
 
 /*
- * The label values of idemorders_requests_total{outcome=...}: the outcome
- * words the handlers set, and for a plain error ("error") a label by its
- * status.
+ * The label values of idemorders_requests_total{outcome=...}: the
+ * outcomes from OUTCOME_LABEL_FIRST on (a plain error is counted under
+ * the label of its status).
  */
-enum metrics_outcome {
-	MO_CREATED = 0,
-	MO_REPLAYED,
-	MO_RECOVERED,
-	MO_CONFLICT,
-	MO_EXPIRED,
-	MO_REJECTED,
-	MO_OUT_OF_STOCK,
-	MO_IN_PROGRESS,
-	MO_UNCONFIRMED,
-	MO_RETRY_LIMIT,
-	MO_DEADLINE,
-	MO_DROPPED,
-	MO_OK,
-	MO_BAD_REQUEST,
-	MO_UNAUTHENTICATED,
-	MO_FORBIDDEN,
-	MO_NOT_FOUND,
-	MO_METHOD_NOT_ALLOWED,
-	MO_UNAVAILABLE,
-	MO_INTERNAL_ERROR,
-	MO_OTHER,
-	MO_COUNT,
-};
+#define METRICS_OUTCOMES	(OUTCOME_COUNT - OUTCOME_LABEL_FIRST)
 
 /*
  * The label values of idemorders_db_errors_total{class=...}: the names
@@ -69,7 +48,7 @@ extern const double metrics_bucket_le[METRICS_BUCKETS];
 
 /* A copy of the counters, read one by one (not one atomic snapshot). */
 struct metrics_snapshot {
-	unsigned long long	 requests[MO_COUNT];
+	unsigned long long	 requests[OUTCOME_COUNT];	/* by label */
 	unsigned long long	 attempts;
 	unsigned long long	 duration_buckets[METRICS_BUCKETS + 1];
 					/* per bucket, not cumulative */
@@ -85,11 +64,11 @@ int	metrics_init(void);
 void	metrics_worker_started(void);
 void	metrics_worker_exited(pid_t, int);
 void	metrics_request_begin(void);
-void	metrics_request_end(int, const char *, int, double);
+void	metrics_request_end(int, enum outcome, int, double);
 void	metrics_db_error(int);
 void	metrics_snapshot(struct metrics_snapshot *);
 
-enum metrics_outcome metrics_outcome_of(int, const char *);
+enum outcome metrics_label_of(int, enum outcome);
 int	metrics_bucket_of(double);
 int	metrics_peer_is_loopback(const char *);
 int	metrics_render(const struct metrics_snapshot *, struct buf *);

@@ -56,11 +56,11 @@ handle_health(struct db *db, const struct conf *conf, struct response *resp)
 	read_deadline(db, conf);
 	if (db_ping(db) == DB_OK) {
 		response_json(resp, 200, ok, sizeof(ok) - 1);
-		resp->outcome = "ok";
+		resp->outcome = OUTCOME_OK;
 		return;
 	}
-	response_error(resp, 503, "SERVICE_UNAVAILABLE", "the database does "
-	    "not answer");
+	response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE, "the database "
+	    "does not answer");
 	response_header(resp, "Retry-After", "5");
 }
 
@@ -90,17 +90,17 @@ handle_metrics(const struct request *req, struct response *resp)
 	struct metrics_snapshot	 s;
 
 	if (!metrics_peer_is_loopback(req->remote_addr)) {
-		response_error(resp, 403, "FORBIDDEN", "metrics are served to "
-		    "loopback clients only");
+		response_error(resp, 403, PROBLEM_FORBIDDEN, "metrics are "
+		    "served to loopback clients only");
 		return;
 	}
 	metrics_snapshot(&s);
 	response_reset(resp);
 	resp->status = 200;
-	resp->outcome = "ok";
+	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "text/plain; version=0.0.4");
 	if (metrics_render(&s, &resp->body) != 0)
-		response_error(resp, 500, "INTERNAL_ERROR", "metrics too "
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "metrics too "
 		    "large");
 }
 
@@ -118,7 +118,7 @@ handle_get(struct db *db, const struct conf *conf, const struct request *req,
 		v = malloc(sizeof(*v));
 		note = malloc(ORDER_NOTE_MAX * 4 + 1);
 		if (v == NULL || note == NULL) {
-			response_error(resp, 500, "INTERNAL_ERROR",
+			response_error(resp, 500, PROBLEM_INTERNAL_ERROR,
 			    "out of memory");
 			goto out;
 		}
@@ -132,27 +132,27 @@ handle_get(struct db *db, const struct conf *conf, const struct request *req,
 		log_warnx("order lookup failed: %s (%u, %s)", db->last_error,
 		    db->last_errno, db_class_name(rc));
 		if (rc == DB_ERROR)
-			response_error(resp, 500, "INTERNAL_ERROR", "the order "
-			    "could not be read");
+			response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the "
+			    "order could not be read");
 		else {
-			response_error(resp, 503, "SERVICE_UNAVAILABLE",
+			response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE,
 			    "the database does not answer");
 			response_header(resp, "Retry-After", "1");
 		}
 		goto out;
 	}
 	if (rc == 0) {
-		response_error(resp, 404, "ORDER_NOT_FOUND", "no order with "
-		    "this id");
+		response_error(resp, 404, PROBLEM_ORDER_NOT_FOUND, "no order "
+		    "with this id");
 		goto out;
 	}
 	response_reset(resp);
 	resp->status = 200;
-	resp->outcome = "ok";
+	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "application/json");
 	if (order_view_render(v, &resp->body) != 0)
-		response_error(resp, 500, "INTERNAL_ERROR", "response too "
-		    "large");
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
+		    "too large");
 out:
 	free(note);
 	free(v);
@@ -179,7 +179,8 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 
 	in = calloc(1, sizeof(*in));
 	if (in == NULL) {
-		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
+		    "memory");
 		return CREATE_ANSWER;
 	}
 	if (idem_key_parse(req->idempotency_key, key, &p) == -1 ||
@@ -189,7 +190,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	}
 	req->log_key = key;
 	if (req->body_too_large) {
-		response_error(resp, 413, "PAYLOAD_TOO_LARGE", "the body "
+		response_error(resp, 413, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
 		    "exceeds %zu bytes", conf->max_body_bytes);
 		goto out;
 	}
@@ -200,7 +201,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	}
 	if (fingerprint(LEDGER_OPERATION_CREATE_ORDER, req->principal,
 	    in->canonical, in->canonical_len, fp) == -1) {
-		response_error(resp, 500, "INTERNAL_ERROR", "fingerprint "
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "fingerprint "
 		    "failed");
 		goto out;
 	}
@@ -211,7 +212,8 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	cr.fingerprint = fp;
 #ifdef ENABLE_FAULT_INJECTION
 	if (fault_parse(&plan, req->fault, ferr, sizeof(ferr)) == -1) {
-		response_error(resp, 400, "FAULT_SPEC_INVALID", "%s", ferr);
+		response_error(resp, 400, PROBLEM_FAULT_SPEC_INVALID, "%s",
+		    ferr);
 		goto out;
 	}
 	cr.fault = &plan;
@@ -252,19 +254,19 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 
 	router_match(conf->mount, req->uri, req->method, &m);
 	if (m.id == ROUTE_NONE || (m.id == ROUTE_METRICS && !conf->metrics)) {
-		response_error(resp, 404, "NOT_FOUND", "no resource at this "
-		    "path");
+		response_error(resp, 404, PROBLEM_NOT_FOUND, "no resource at "
+		    "this path");
 		return CREATE_ANSWER;
 	}
 	if (!m.method_allowed) {
-		response_error(resp, 405, "METHOD_NOT_ALLOWED", "%s is not "
-		    "allowed here; allowed: %s", req->method, m.allow);
+		response_error(resp, 405, PROBLEM_METHOD_NOT_ALLOWED, "%s is "
+		    "not allowed here; allowed: %s", req->method, m.allow);
 		response_header(resp, "Allow", "%s", m.allow);
 		return CREATE_ANSWER;
 	}
 	if (m.needs_principal && (req->principal == NULL ||
 	    !principal_ok(req->principal))) {
-		response_error(resp, 401, "UNAUTHENTICATED", "%s",
+		response_error(resp, 401, PROBLEM_UNAUTHENTICATED, "%s",
 		    req->principal == NULL || req->principal[0] == '\0' ?
 		    "no authenticated user: the web server must authenticate "
 		    "requests under this path" :

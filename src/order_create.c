@@ -12,7 +12,8 @@
  *				row (taken: claim_failed() answers from
  *				that read), SAVEPOINT, SELECT ... FOR
  *				UPDATE of the stock rows in SKU order
- *	  judge()		every final business rule, before any write
+ *	  rules_judge()		every final business rule, before any write
+ *				(rules.c)
  *	  step_finish()		round trip 2: the order, its items, the
  *				stock decrease, the ledger row SUCCEEDED with
  *				the exact response, COMMIT
@@ -44,6 +45,7 @@
 #include "order_input.h"
 #include "order_view.h"
 #include "response.h"
+#include "rules.h"
 #include "store.h"
 
 /* The least a read after an unknown COMMIT may take. */
@@ -93,20 +95,6 @@ sleep_ms(long ms)
 		;
 }
 
-/* Exponential backoff with full jitter before attempt n (n >= 2). */
-static long
-backoff_ms(const struct conf *conf, int n)
-{
-	long	 cap = conf->retry_backoff_ms;
-	int	 i;
-
-	for (i = 2; i < n && cap < conf->retry_backoff_max_ms; i++)
-		cap *= 2;
-	if (cap > conf->retry_backoff_max_ms)
-		cap = conf->retry_backoff_max_ms;
-	return random() % (cap + 1);
-}
-
 /*
  * The answer while the outcome of an earlier COMMIT of this request is
  * unknown and nothing read since settled it: the order may exist.
@@ -114,22 +102,22 @@ backoff_ms(const struct conf *conf, int n)
 static void
 answer_unconfirmed(struct response *resp)
 {
-	response_error(resp, 503, "REQUEST_STATUS_UNCONFIRMED", "the outcome "
-	    "of this request could not be confirmed: the order may have been "
-	    "stored; retry with the same key");
+	response_error(resp, 503, PROBLEM_REQUEST_STATUS_UNCONFIRMED, "the "
+	    "outcome of this request could not be confirmed: the order may "
+	    "have been stored; retry with the same key");
 	response_header(resp, "Retry-After", "1");
-	resp->outcome = "unconfirmed";
+	resp->outcome = OUTCOME_UNCONFIRMED;
 }
 
 /* The answer once transient failures have used up the attempts. */
 static enum attempt
 retry_transient(struct attempt_ctx *c, struct response *resp)
 {
-	response_error(resp, 503, "RETRY_LIMIT_REACHED", "the database "
+	response_error(resp, 503, PROBLEM_RETRY_LIMIT_REACHED, "the database "
 	    "stayed busy for %d attempts; retry with the same key",
 	    c->conf->max_attempts);
 	response_header(resp, "Retry-After", "1");
-	resp->outcome = "retry_limit";
+	resp->outcome = OUTCOME_RETRY_LIMIT;
 	return ATTEMPT_RETRY;
 }
 
@@ -144,19 +132,19 @@ retry_unavailable(struct attempt_ctx *c, struct response *resp)
 {
 	if (c->db->last_class == DB_UNAVAILABLE &&
 	    db_out_of_space(c->db->last_errno, c->db->last_error)) {
-		response_error(resp, 503, "DATABASE_UNAVAILABLE", "the "
+		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
 		    "database cannot take orders now: it is out of space; "
 		    "nothing was stored; retry with the same key");
 		response_header(resp, "Retry-After", "30");
 	} else {
-		response_error(resp, 503, "DATABASE_UNAVAILABLE", "the "
+		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
 		    "database cannot take orders now (%s); nothing was "
 		    "stored; retry with the same key",
 		    c->db->last_class == DB_UNAVAILABLE ?
 		    c->db->last_error : "not reachable");
 		response_header(resp, "Retry-After", "5");
 	}
-	resp->outcome = "unavailable";
+	resp->outcome = OUTCOME_UNAVAILABLE;
 	return ATTEMPT_RETRY;
 }
 
@@ -164,11 +152,11 @@ retry_unavailable(struct attempt_ctx *c, struct response *resp)
 static enum attempt
 retry_in_progress(struct attempt_ctx *c, struct response *resp)
 {
-	response_error(resp, 409, "REQUEST_IN_PROGRESS", "a request with "
+	response_error(resp, 409, PROBLEM_REQUEST_IN_PROGRESS, "a request with "
 	    "this Idempotency-Key is still being processed; retry later "
 	    "with the same key");
 	response_header(resp, "Retry-After", "1");
-	resp->outcome = "in_progress";
+	resp->outcome = OUTCOME_IN_PROGRESS;
 	return ATTEMPT_RETRY;
 }
 
@@ -179,16 +167,16 @@ answer_expired(struct attempt_ctx *c, const char *order_id,
 {
 	struct problem	 p;
 
-	problem_set(&p, 410, "IDEMPOTENCY_KEY_EXPIRED", "this Idempotency-Key "
-	    "has expired and is never reused; send a new key for a new "
-	    "order");
+	problem_set(&p, 410, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "this "
+	    "Idempotency-Key has expired and is never reused; send a new key "
+	    "for a new order");
 	if (order_id != NULL && order_id[0] != '\0')
 		snprintf(p.order_id, sizeof(p.order_id), "%s", order_id);
 	response_problem(resp, &p);
 	if (p.order_id[0] != '\0')
 		response_header(resp, "Link", "<%s/%s>; rel=\"related\"",
 		    c->conf->mount, p.order_id);
-	resp->outcome = "expired";
+	resp->outcome = OUTCOME_EXPIRED;
 }
 
 /* Replay a stored final response byte for byte. */
@@ -203,7 +191,7 @@ answer_stored(const struct ledger_record *rec, int replayed,
 	buf_add(&resp->body, rec->body.p ? rec->body.p : "", rec->body.len);
 	if (replayed)
 		response_header(resp, "Idempotent-Replayed", "true");
-	resp->outcome = replayed ? "replayed" : "recovered";
+	resp->outcome = replayed ? OUTCOME_REPLAYED : OUTCOME_RECOVERED;
 }
 
 /*
@@ -246,10 +234,10 @@ attempt_failed(struct attempt_ctx *c, int rc, const char *what,
 		log_warnx("key %s: %s failed: %s (%u, %s)", c->scope.key, what,
 		    c->db->last_error, c->db->last_errno,
 		    db_class_name(rc));
-		response_error(resp, 500, "INTERNAL_ERROR", "the order could "
-		    "not be stored; nothing was stored; retry with the same "
-		    "key");
-		resp->outcome = "internal_error";
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the order "
+		    "could not be stored; nothing was stored; retry with the "
+		    "same key");
+		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		return ATTEMPT_DONE;
 	}
 }
@@ -293,9 +281,9 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 	}
 	if (strcmp(rec->fingerprint, c->req->fingerprint) != 0) {
 		response_error(resp, c->conf->key_reused_status,
-		    "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was "
+		    PROBLEM_IDEMPOTENCY_KEY_REUSED, "this Idempotency-Key was "
 		    "already used with a different request body");
-		resp->outcome = "conflict";
+		resp->outcome = OUTCOME_CONFLICT;
 		return ATTEMPT_DONE;
 	}
 	if (terminal) {
@@ -304,9 +292,9 @@ answer_record(struct attempt_ctx *c, const struct ledger_record *rec,
 	}
 	if (rec->state == LEDGER_PROCESSING)
 		return retry_in_progress(c, resp);
-	response_error(resp, 500, "UNKNOWN_IDEMPOTENCY_STATE",
+	response_error(resp, 500, PROBLEM_UNKNOWN_IDEMPOTENCY_STATE,
 	    "the idempotency record is in an unknown state");
-	resp->outcome = "internal_error";
+	resp->outcome = OUTCOME_INTERNAL_ERROR;
 	log_warnx("ledger row for key %s has unknown status \"%s\"",
 	    c->scope.key, rec->status);
 	return ATTEMPT_DONE;
@@ -334,12 +322,12 @@ answer_from_record(struct attempt_ctx *c, int replayed, struct response *resp)
 		    retry_transient(c, resp);
 	} else if (rc == 0) {
 		/* The owner rolled back meanwhile, or its commit is unseen. */
-		response_error(resp, 409, "REQUEST_STATUS_UNCONFIRMED",
+		response_error(resp, 409, PROBLEM_REQUEST_STATUS_UNCONFIRMED,
 		    "the outcome of an earlier request with this "
 		    "Idempotency-Key could not be confirmed; retry with the "
 		    "same key");
 		response_header(resp, "Retry-After", "1");
-		resp->outcome = "unconfirmed";
+		resp->outcome = OUTCOME_UNCONFIRMED;
 		a = ATTEMPT_RETRY;
 	} else
 		a = answer_record(c, &rec, replayed, resp);
@@ -423,7 +411,7 @@ fault_at(struct attempt_ctx *c, enum fault_point pt, const char *name,
 		db_rollback(c->db);
 		return ATTEMPT_DROP;
 	case FAULT_FINAL:
-		problem_set(&c->reject, 409, "OUT_OF_STOCK",
+		problem_set(&c->reject, 409, PROBLEM_OUT_OF_STOCK,
 		    "injected final rejection at %s", name);
 		return ATTEMPT_REJECT;
 	default:
@@ -587,54 +575,6 @@ step_claim_lock(struct attempt_ctx *c, struct response *resp)
 	return ATTEMPT_NEXT;
 }
 
-/*
- * 3. Judge every final business rule on the locked rows, before any
- * write.  Returns 0 when the order may proceed, else -1 with the
- * rejection.
- */
-static int
-judge(const struct order_input *in, const struct stock_row *rows,
-    struct problem *p)
-{
-	long long	 total = 0, line;
-	size_t		 i;
-
-	for (i = 0; i < in->nitems; i++)
-		if (!rows[i].found) {
-			problem_set(p, 422, "UNKNOWN_SKU", "items[%zu].sku: "
-			    "unknown SKU \"%s\"", i, in->items[i].sku);
-			return -1;
-		}
-	for (i = 0; i < in->nitems; i++)
-		if (strcmp(rows[i].currency, in->currency) != 0) {
-			problem_set(p, 422, "CURRENCY_MISMATCH", "items[%zu]: "
-			    "SKU \"%s\" is sold in %s, not %s", i,
-			    in->items[i].sku, rows[i].currency, in->currency);
-			return -1;
-		}
-	for (i = 0; i < in->nitems; i++)
-		if (__builtin_mul_overflow(rows[i].unit_price,
-		    (long long)in->items[i].qty, &line) ||
-		    __builtin_add_overflow(total, line, &total)) {
-			total = -1;
-			break;
-		}
-	if (total != in->amount) {
-		problem_set(p, 422, "AMOUNT_MISMATCH", "amount is %lld but the "
-		    "items cost %lld", in->amount, total);
-		return -1;
-	}
-	for (i = 0; i < in->nitems; i++)
-		if (rows[i].available < in->items[i].qty) {
-			problem_set(p, 409, "OUT_OF_STOCK", "items[%zu]: %d of "
-			    "SKU \"%s\" requested, %lld available", i,
-			    in->items[i].qty, in->items[i].sku,
-			    rows[i].available);
-			return -1;
-		}
-	return 0;
-}
-
 /* Build the 201 answer that will also be stored and replayed. */
 static int
 answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
@@ -673,7 +613,7 @@ answer_created(struct attempt_ctx *c, unsigned long long id, time_t created,
 	    response_header(resp, "Location", "%s/%s", c->conf->mount,
 	    v->id) != 0 || order_view_render(v, &resp->body) != 0)
 		goto out;
-	resp->outcome = "created";
+	resp->outcome = OUTCOME_CREATED;
 	rc = 0;
 out:
 	free(v);
@@ -697,8 +637,8 @@ run_part(struct attempt_ctx *c, int order_stmt, enum fault_point pt,
 	db_batch_reset(b);
 	if (rc == DB_UNKNOWN)
 		return commit_unknown(c, resp);
-	if (rc == DB_DUPLICATE && failed == order_stmt && strstr(
-	    c->db->last_error, "'" STORE_ORDER_KEY_CONSTRAINT "'") != NULL)
+	if (rc == DB_DUPLICATE && failed == order_stmt &&
+	    db_dup_key_is(c->db, STORE_ORDER_KEY_CONSTRAINT))
 		return answer_purged(c, resp);
 	if (rc == DB_DUPLICATE)		/* another key: a fresh id will do */
 		rc = db_fail(c->db, DB_TRANSIENT, c->db->last_errno,
@@ -793,13 +733,13 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 	enum attempt		 a;
 	int			 rc;
 
-	if (strcmp(c->reject.code, "OUT_OF_STOCK") == 0 &&
+	if (c->reject.code == PROBLEM_OUT_OF_STOCK &&
 	    c->conf->out_of_stock == OUT_OF_STOCK_RETRYABLE) {
 		/* Policy: no ledger row; the key may succeed after a restock. */
 		db_rollback(c->db);
 		response_problem(resp, &c->reject);
 		response_header(resp, "Retry-After", "60");
-		resp->outcome = "out_of_stock";
+		resp->outcome = OUTCOME_OUT_OF_STOCK;
 		return ATTEMPT_DONE;
 	}
 	if (!c->claimed) {
@@ -829,7 +769,7 @@ step_reject(struct attempt_ctx *c, struct response *resp)
 	if (rc == 1)
 		return answer_purged(c, resp);
 	response_problem(resp, &c->reject);
-	resp->outcome = "rejected";
+	resp->outcome = OUTCOME_REJECTED;
 	rc = ledger_finish(c->db, &c->scope, LEDGER_FAILED_FINAL, resp,
 	    NULL);
 	if (rc != DB_OK)
@@ -876,7 +816,8 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 		    resp);
 	if (a == ATTEMPT_NEXT)
 		a = step_claim_lock(c, resp);
-	if (a == ATTEMPT_NEXT && judge(c->req->in, c->rows, &c->reject) == -1)
+	if (a == ATTEMPT_NEXT && rules_judge(c->req->in, c->rows,
+	    &c->reject) == -1)
 		a = ATTEMPT_REJECT;
 	if (a == ATTEMPT_NEXT)
 		a = step_finish(c, resp);	/* or a fault's rejection */
@@ -903,8 +844,9 @@ order_create(struct db *db, const struct conf *conf,
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		response_error(resp, 500, "INTERNAL_ERROR", "out of memory");
-		resp->outcome = "internal_error";
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
+		    "memory");
+		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		*attempts = 0;
 		return CREATE_ANSWER;
 	}
@@ -930,17 +872,17 @@ order_create(struct db *db, const struct conf *conf,
 		/* Retry with the same key, within the limits. */
 		if (c->attempt >= conf->max_attempts)
 			break;
-		delay = backoff_ms(conf, c->attempt + 1);
+		delay = rules_backoff_ms(conf, c->attempt + 1);
 		if (db_remaining_ms(db) - delay <= 0) {
-			if (resp->status == 503 && resp->outcome != NULL &&
-			    strcmp(resp->outcome,
-			    "retry_limit") == 0) {
+			if (resp->status == 503 &&
+			    resp->outcome == OUTCOME_RETRY_LIMIT) {
 				response_error(resp, 503,
-				    "RETRY_DEADLINE_EXCEEDED", "the request "
-				    "deadline of %ld ms passed; retry with the "
-				    "same key", conf->request_deadline_ms);
+				    PROBLEM_RETRY_DEADLINE_EXCEEDED, "the "
+				    "request deadline of %ld ms passed; retry "
+				    "with the same key",
+				    conf->request_deadline_ms);
 				response_header(resp, "Retry-After", "1");
-				resp->outcome = "deadline";
+				resp->outcome = OUTCOME_DEADLINE;
 			}
 			break;
 		}

@@ -2,7 +2,7 @@
  * The POST /orders body as a pure function of
  * bytes: the order schema on the tree of the strict JSON reader
  * (json_strict.h), and the canonical form the fingerprint is computed
- * over (section 4).  Nothing here touches FastCGI or the database.
+ * over (fingerprint.h).  Nothing here touches FastCGI or the database.
  */
 #ifndef IDEMORDERS_ORDER_INPUT_H
 #define IDEMORDERS_ORDER_INPUT_H

@@ -11,42 +11,65 @@ struct problem_type {
 	const char	*title;
 };
 
-/* Every code the service answers with, and its human title. */
-static const struct problem_type problem_types[] = {
-	{ "UNAUTHENTICATED", "Authentication required" },
-	{ "FRONTEND_SECRET_MISMATCH", "Request did not come through the web server" },
-	{ "FORBIDDEN", "Forbidden" },
-	{ "NOT_FOUND", "No such resource" },
-	{ "METHOD_NOT_ALLOWED", "Method not allowed" },
-	{ "ORDER_NOT_FOUND", "Order not found" },
-	{ "IDEMPOTENCY_KEY_MISSING", "Idempotency-Key header required" },
-	{ "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key header invalid" },
-	{ "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json" },
-	{ "PAYLOAD_TOO_LARGE", "Request body too large" },
-	{ "MALFORMED_JSON", "Request body is not valid JSON" },
-	{ "VALIDATION_FAILED", "Request body failed validation" },
-	{ "IDEMPOTENCY_KEY_REUSED",
+/*
+ * Every code the service answers with, and its human title.  A code
+ * without a title of its own is titled by the reason phrase of its
+ * status.
+ */
+static const struct problem_type problem_types[PROBLEM_COUNT] = {
+	[PROBLEM_NONE] = { NULL, NULL },
+	[PROBLEM_UNAUTHENTICATED] = { "UNAUTHENTICATED",
+	    "Authentication required" },
+	[PROBLEM_FRONTEND_SECRET_MISMATCH] = { "FRONTEND_SECRET_MISMATCH",
+	    "Request did not come through the web server" },
+	[PROBLEM_FORBIDDEN] = { "FORBIDDEN", "Forbidden" },
+	[PROBLEM_NOT_FOUND] = { "NOT_FOUND", "No such resource" },
+	[PROBLEM_METHOD_NOT_ALLOWED] = { "METHOD_NOT_ALLOWED",
+	    "Method not allowed" },
+	[PROBLEM_ORDER_NOT_FOUND] = { "ORDER_NOT_FOUND", "Order not found" },
+	[PROBLEM_IDEMPOTENCY_KEY_MISSING] = { "IDEMPOTENCY_KEY_MISSING",
+	    "Idempotency-Key header required" },
+	[PROBLEM_IDEMPOTENCY_KEY_INVALID] = { "IDEMPOTENCY_KEY_INVALID",
+	    "Idempotency-Key header invalid" },
+	[PROBLEM_UNSUPPORTED_MEDIA_TYPE] = { "UNSUPPORTED_MEDIA_TYPE",
+	    "Content-Type must be application/json" },
+	[PROBLEM_PAYLOAD_TOO_LARGE] = { "PAYLOAD_TOO_LARGE",
+	    "Request body too large" },
+	[PROBLEM_MALFORMED_JSON] = { "MALFORMED_JSON",
+	    "Request body is not valid JSON" },
+	[PROBLEM_VALIDATION_FAILED] = { "VALIDATION_FAILED",
+	    "Request body failed validation" },
+	[PROBLEM_IDEMPOTENCY_KEY_REUSED] = { "IDEMPOTENCY_KEY_REUSED",
 	    "Idempotency-Key already used for another request" },
-	{ "IDEMPOTENCY_KEY_EXPIRED", "Idempotency-Key expired" },
-	{ "REQUEST_IN_PROGRESS",
+	[PROBLEM_IDEMPOTENCY_KEY_EXPIRED] = { "IDEMPOTENCY_KEY_EXPIRED",
+	    "Idempotency-Key expired" },
+	[PROBLEM_REQUEST_IN_PROGRESS] = { "REQUEST_IN_PROGRESS",
 	    "A request with this Idempotency-Key is in progress" },
-	{ "REQUEST_STATUS_UNCONFIRMED",
+	[PROBLEM_REQUEST_STATUS_UNCONFIRMED] = { "REQUEST_STATUS_UNCONFIRMED",
 	    "The outcome of the earlier request is not confirmed yet" },
-	{ "UNKNOWN_IDEMPOTENCY_STATE", "Unknown idempotency record state" },
-	{ "UNKNOWN_SKU", "Unknown SKU" },
-	{ "CURRENCY_MISMATCH", "Currency does not match the SKU" },
-	{ "AMOUNT_MISMATCH", "Amount does not match the items" },
-	{ "OUT_OF_STOCK", "Out of stock" },
-	{ "RETRY_LIMIT_REACHED", "Retry limit reached" },
-	{ "RETRY_DEADLINE_EXCEEDED", "Request deadline exceeded" },
-	{ "SERVICE_UNAVAILABLE", "Service unavailable" },
-	{ "NOT_IMPLEMENTED", "Not implemented" },
-	{ "INTERNAL_ERROR", "Internal error" },
+	[PROBLEM_UNKNOWN_IDEMPOTENCY_STATE] = { "UNKNOWN_IDEMPOTENCY_STATE",
+	    "Unknown idempotency record state" },
+	[PROBLEM_UNKNOWN_SKU] = { "UNKNOWN_SKU", "Unknown SKU" },
+	[PROBLEM_CURRENCY_MISMATCH] = { "CURRENCY_MISMATCH",
+	    "Currency does not match the SKU" },
+	[PROBLEM_AMOUNT_MISMATCH] = { "AMOUNT_MISMATCH",
+	    "Amount does not match the items" },
+	[PROBLEM_OUT_OF_STOCK] = { "OUT_OF_STOCK", "Out of stock" },
+	[PROBLEM_RETRY_LIMIT_REACHED] = { "RETRY_LIMIT_REACHED",
+	    "Retry limit reached" },
+	[PROBLEM_RETRY_DEADLINE_EXCEEDED] = { "RETRY_DEADLINE_EXCEEDED",
+	    "Request deadline exceeded" },
+	[PROBLEM_SERVICE_UNAVAILABLE] = { "SERVICE_UNAVAILABLE",
+	    "Service unavailable" },
+	[PROBLEM_NOT_IMPLEMENTED] = { "NOT_IMPLEMENTED", "Not implemented" },
+	[PROBLEM_INTERNAL_ERROR] = { "INTERNAL_ERROR", "Internal error" },
+	[PROBLEM_DATABASE_UNAVAILABLE] = { "DATABASE_UNAVAILABLE", NULL },
+	[PROBLEM_FAULT_SPEC_INVALID] = { "FAULT_SPEC_INVALID", NULL },
 };
 
 /* Fill a problem; detail is formatted like printf. */
 void
-problem_set(struct problem *p, int status, const char *code,
+problem_set(struct problem *p, int status, enum problem_code code,
     const char *fmt, ...)
 {
 	va_list	 ap;
@@ -59,16 +82,22 @@ problem_set(struct problem *p, int status, const char *code,
 	va_end(ap);
 }
 
-/* Return the title for a code, or the status text for unknown codes. */
+/* Return the UPPER_CASE word of a code, or NULL for PROBLEM_NONE. */
 const char *
-problem_title(const char *code)
+problem_code_name(enum problem_code code)
 {
-	size_t	 i;
+	if ((unsigned int)code >= PROBLEM_COUNT)
+		return NULL;
+	return problem_types[code].code;
+}
 
-	for (i = 0; i < sizeof(problem_types) / sizeof(problem_types[0]); i++)
-		if (strcmp(problem_types[i].code, code) == 0)
-			return problem_types[i].title;
-	return NULL;
+/* Return the title of a code, or NULL when it has none of its own. */
+const char *
+problem_title(enum problem_code code)
+{
+	if ((unsigned int)code >= PROBLEM_COUNT)
+		return NULL;
+	return problem_types[code].title;
 }
 
 /* Return the reason phrase of an HTTP status. */
@@ -103,15 +132,18 @@ http_reason(int status)
 int
 problem_render(const struct problem *p, struct buf *out)
 {
-	const char	*title;
+	const char	*title, *code;
 	char		 type[96];
 	size_t		 i;
 	int		 rc;
 
+	code = problem_code_name(p->code);
+	if (code == NULL)
+		code = "";
 	title = problem_title(p->code);
 	if (title == NULL)
 		title = http_reason(p->status);
-	snprintf(type, sizeof(type), "tag:idemorders,2026:problem:%s", p->code);
+	snprintf(type, sizeof(type), "tag:idemorders,2026:problem:%s", code);
 	for (i = strlen("tag:idemorders,2026:problem:"); type[i] != '\0'; i++)
 		type[i] = type[i] == '_' ? '-' : (char)(type[i] | 0x20);
 	rc = buf_adds(out, "{\"type\":");
@@ -134,7 +166,7 @@ problem_render(const struct problem *p, struct buf *out)
 	if (rc == 0)
 		rc = buf_adds(out, ",\"code\":");
 	if (rc == 0)
-		rc = buf_add_json_string(out, p->code, strlen(p->code));
+		rc = buf_add_json_string(out, code, strlen(code));
 	if (rc == 0)
 		rc = buf_addc(out, '}');
 	return rc;

@@ -8,16 +8,53 @@
 
 #include "buf.h"
 
-struct problem {
-	int		 status;	/* HTTP status */
-	const char	*code;		/* static UPPER_CASE code */
-	char		 detail[256];
-	char		 order_id[32];	/* extension member "orderId" if set */
+/* The UPPER_CASE codes a problem carries; problem.c names and titles them. */
+enum problem_code {
+	PROBLEM_NONE = 0,	/* no problem: no code in the log */
+	PROBLEM_UNAUTHENTICATED,
+	PROBLEM_FRONTEND_SECRET_MISMATCH,
+	PROBLEM_FORBIDDEN,
+	PROBLEM_NOT_FOUND,
+	PROBLEM_METHOD_NOT_ALLOWED,
+	PROBLEM_ORDER_NOT_FOUND,
+	PROBLEM_IDEMPOTENCY_KEY_MISSING,
+	PROBLEM_IDEMPOTENCY_KEY_INVALID,
+	PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+	PROBLEM_PAYLOAD_TOO_LARGE,
+	PROBLEM_MALFORMED_JSON,
+	PROBLEM_VALIDATION_FAILED,
+	PROBLEM_IDEMPOTENCY_KEY_REUSED,
+	PROBLEM_IDEMPOTENCY_KEY_EXPIRED,
+	PROBLEM_REQUEST_IN_PROGRESS,
+	PROBLEM_REQUEST_STATUS_UNCONFIRMED,
+	PROBLEM_UNKNOWN_IDEMPOTENCY_STATE,
+	PROBLEM_UNKNOWN_SKU,
+	PROBLEM_CURRENCY_MISMATCH,
+	PROBLEM_AMOUNT_MISMATCH,
+	PROBLEM_OUT_OF_STOCK,
+	PROBLEM_RETRY_LIMIT_REACHED,
+	PROBLEM_RETRY_DEADLINE_EXCEEDED,
+	PROBLEM_SERVICE_UNAVAILABLE,
+	PROBLEM_NOT_IMPLEMENTED,
+	PROBLEM_INTERNAL_ERROR,
+
+	/* Titled by their status text. */
+	PROBLEM_DATABASE_UNAVAILABLE,
+	PROBLEM_FAULT_SPEC_INVALID,
+	PROBLEM_COUNT,
 };
 
-void	problem_set(struct problem *, int, const char *, const char *, ...)
-	    __attribute__((format(printf, 4, 5)));
-const char *problem_title(const char *);
+struct problem {
+	int			 status;	/* HTTP status */
+	enum problem_code	 code;
+	char			 detail[256];
+	char			 order_id[32];	/* "orderId", if set */
+};
+
+void	problem_set(struct problem *, int, enum problem_code, const char *,
+	    ...) __attribute__((format(printf, 4, 5)));
+const char *problem_code_name(enum problem_code);
+const char *problem_title(enum problem_code);
 int	problem_render(const struct problem *, struct buf *);
 const char *http_reason(int);
 

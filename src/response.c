@@ -13,8 +13,8 @@ response_init(struct response *r)
 	r->status = 0;
 	buf_init(&r->headers, RESPONSE_HEADERS_MAX);
 	buf_init(&r->body, RESPONSE_BODY_MAX);
-	r->outcome = NULL;
-	r->code = NULL;
+	r->outcome = OUTCOME_NONE;
+	r->code = PROBLEM_NONE;
 }
 
 /* Release the storage of a response. */
@@ -34,8 +34,8 @@ response_reset(struct response *r)
 	r->status = 0;
 	buf_reset(&r->headers);
 	buf_reset(&r->body);
-	r->outcome = NULL;
-	r->code = NULL;
+	r->outcome = OUTCOME_NONE;
+	r->code = PROBLEM_NONE;
 }
 
 /* Append one header line; the value is formatted like printf. */
@@ -63,7 +63,7 @@ response_problem(struct response *r, const struct problem *p)
 	response_reset(r);
 	r->status = p->status;
 	r->code = p->code;
-	r->outcome = "error";
+	r->outcome = OUTCOME_ERROR;
 	if (response_header(r, "Content-Type", "application/problem+json") != 0)
 		return -1;
 	return problem_render(p, &r->body);
@@ -71,7 +71,7 @@ response_problem(struct response *r, const struct problem *p)
 
 /* Replace the response by a problem built from its parts. */
 int
-response_error(struct response *r, int status, const char *code,
+response_error(struct response *r, int status, enum problem_code code,
     const char *fmt, ...)
 {
 	struct problem	 p;

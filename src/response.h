@@ -8,17 +8,18 @@
 #define IDEMORDERS_RESPONSE_H
 
 #include "buf.h"
+#include "outcome.h"
 #include "problem.h"
 
 #define RESPONSE_HEADERS_MAX	4096
 #define RESPONSE_BODY_MAX	(256 * 1024)
 
 struct response {
-	int		 status;
-	struct buf	 headers;	/* "Name: value\r\n" lines */
-	struct buf	 body;
-	const char	*outcome;	/* static word for the request log */
-	const char	*code;		/* problem code for the log, or NULL */
+	int			 status;
+	struct buf		 headers;	/* "Name: value\r\n" lines */
+	struct buf		 body;
+	enum outcome		 outcome;	/* for the log and the metrics */
+	enum problem_code	 code;		/* or PROBLEM_NONE */
 };
 
 void	response_init(struct response *);
@@ -27,8 +28,8 @@ void	response_reset(struct response *);
 int	response_header(struct response *, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	response_problem(struct response *, const struct problem *);
-int	response_error(struct response *, int, const char *, const char *, ...)
-	    __attribute__((format(printf, 4, 5)));
+int	response_error(struct response *, int, enum problem_code,
+	    const char *, ...) __attribute__((format(printf, 4, 5)));
 int	response_json(struct response *, int, const char *, size_t);
 
 #endif

@@ -28,6 +28,7 @@
 #include "conf.h"
 #include "db.h"
 #include "stock_admin.h"
+#include "text.h"
 
 #define STOCK_ATTEMPTS	3
 #define CSV_LINE_MAX	1024
@@ -122,20 +123,6 @@ stock_row_parse(struct stock_row *r, const char *sku, const char *currency,
 	return 0;
 }
 
-/* Trim spaces and tabs at both ends, in place. */
-static char *
-trim(char *s)
-{
-	char	*e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		*--e = '\0';
-	return s;
-}
-
 /*
  * Parse one CSV line (no line end) into r.  Returns 1 for a row, 0 for
  * a line to skip (blank, comment, header), -1 with err set otherwise.
@@ -147,7 +134,7 @@ stock_csv_line(char *line, struct stock_row *r, char *err, size_t errsz)
 	char	*f[4], *p, *s;
 	int	 n = 0;
 
-	s = trim(line);
+	s = text_trim(line);
 	if (*s == '\0' || *s == '#')
 		return 0;
 	if (strcmp(s, csv_header) == 0)
@@ -175,8 +162,8 @@ stock_csv_line(char *line, struct stock_row *r, char *err, size_t errsz)
 		    "contain a comma)");
 		return -1;
 	}
-	return stock_row_parse(r, trim(f[0]), trim(f[1]), trim(f[2]),
-	    trim(f[3]), err, errsz) == -1 ? -1 : 1;
+	return stock_row_parse(r, text_trim(f[0]), text_trim(f[1]), text_trim(f[2]),
+	    text_trim(f[3]), err, errsz) == -1 ? -1 : 1;
 }
 
 /* How many arguments a stock subcommand takes, or -1 for an unknown one. */

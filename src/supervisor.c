@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "log.h"
 #include "metrics.h"
+#include "mono.h"
 #include "notify.h"
 #include "supervisor.h"
 #include "worker.h"
@@ -55,16 +56,6 @@ struct pool {
 };
 
 static volatile sig_atomic_t got_chld, got_term, got_hup, got_alrm;
-
-/* Seconds on the monotonic clock. */
-static time_t
-mono_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
 
 /* Record a signal for the main loop. */
 static void

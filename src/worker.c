@@ -23,6 +23,7 @@
 #include "db.h"
 #include "log.h"
 #include "metrics.h"
+#include "mono.h"
 #include "order_api.h"
 #include "problem.h"
 #include "response.h"
@@ -93,17 +94,6 @@ write_response(FCGX_Request *fr, const struct response *r)
 		FCGX_PutStr(r->body.p, (int)r->body.len, fr->out);
 }
 
-/* Milliseconds elapsed since start. */
-static double
-elapsed_ms(const struct timespec *start)
-{
-	struct timespec	 now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - start->tv_sec) * 1e3 +
-	    (double)(now.tv_nsec - start->tv_nsec) / 1e6;
-}
-
 /*
  * Tell whether the request carries the frontend secret, compared in
  * constant time (only its length can show).
@@ -163,9 +153,10 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	 * not believed.
 	 */
 	if (conf->frontend_secret != NULL && !frontend_secret_ok(conf, env)) {
-		response_error(resp, 403, "FRONTEND_SECRET_MISMATCH", "the "
-		    "request did not come through the configured web server");
-		resp->outcome = "forbidden";
+		response_error(resp, 403, PROBLEM_FRONTEND_SECRET_MISMATCH,
+		    "the request did not come through the configured web "
+		    "server");
+		resp->outcome = OUTCOME_FORBIDDEN;
 		req.principal = NULL;
 		result = CREATE_ANSWER;
 	} else
@@ -177,7 +168,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
 		fr->keepConnection = 0;
-		resp->outcome = "dropped";
+		resp->outcome = OUTCOME_DROPPED;
 	} else
 		write_response(fr, resp);
 	memset(&lr, 0, sizeof(lr));
@@ -185,11 +176,11 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	lr.uri = req.uri;
 	lr.principal = req.principal;
 	lr.key = req.log_key;
-	lr.code = resp->code;
-	lr.outcome = resp->outcome;
+	lr.code = problem_code_name(resp->code);
+	lr.outcome = outcome_name(resp->outcome);
 	lr.status = result == CREATE_DROP ? 0 : resp->status;
 	lr.attempts = req.attempts;
-	lr.duration_ms = elapsed_ms(&start);
+	lr.duration_ms = mono_since_ms(&start);
 	log_request(&lr);
 	metrics_request_end(lr.status, resp->outcome, req.attempts,
 	    lr.duration_ms);
@@ -223,16 +214,6 @@ conn_drop(FCGX_Request *fr)
 	if (fr->ipcFd >= 0)
 		close(fr->ipcFd);
 	fr->ipcFd = -1;
-}
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-static long long
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

@@ -128,7 +128,7 @@ test_create_and_replay(void)
 
 	create("dbtest", key, body, NULL, NULL, &r2);
 	CU_ASSERT_EQUAL(r2.status, 201);
-	CU_ASSERT_STRING_EQUAL(r2.outcome, "replayed");
+	CU_ASSERT_STRING_EQUAL(outcome_name(r2.outcome), "replayed");
 	CU_ASSERT_EQUAL(r1.body.len, r2.body.len);
 	CU_ASSERT_NSTRING_EQUAL(r1.body.p, r2.body.p, r1.body.len);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r2.headers.p, "Idempotent-Replayed: "
@@ -140,7 +140,8 @@ test_create_and_replay(void)
 	body_for(body, sizeof(body), sku_a, 2, 201);
 	create("dbtest", key, body, NULL, NULL, &r2);
 	CU_ASSERT_EQUAL(r2.status, 409);
-	CU_ASSERT_STRING_EQUAL(r2.code, "IDEMPOTENCY_KEY_REUSED");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r2.code),
+	    "IDEMPOTENCY_KEY_REUSED");
 	CU_ASSERT_EQUAL(orders_for(key), 1);
 	response_clear(&r1);
 	response_clear(&r2);
@@ -159,7 +160,7 @@ test_final_rejections(void)
 	body_for(body, sizeof(body), sku_b, 1, 50);
 	create("dbtest", key, body, NULL, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 409);
-	CU_ASSERT_STRING_EQUAL(r.code, "OUT_OF_STOCK");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code), "OUT_OF_STOCK");
 	CU_ASSERT_EQUAL(orders_for(key), 0);
 	CU_ASSERT_EQUAL(ledger_rows(key, "FAILED_FINAL"), 1);
 	CU_ASSERT_EQUAL(stock_of(sku_b), b);
@@ -168,7 +169,7 @@ test_final_rejections(void)
 	body_for(body, sizeof(body), sku_a, 1, 99);
 	create("dbtest", key, body, NULL, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 422);
-	CU_ASSERT_STRING_EQUAL(r.code, "AMOUNT_MISMATCH");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code), "AMOUNT_MISMATCH");
 	CU_ASSERT_EQUAL(orders_for(key), 0);
 	CU_ASSERT_EQUAL(ledger_rows(key, "FAILED_FINAL"), 1);
 	CU_ASSERT_EQUAL(stock_of(sku_a), a);
@@ -177,13 +178,13 @@ test_final_rejections(void)
 	body_for(body, sizeof(body), "NO-SUCH-SKU", 1, 1);
 	create("dbtest", key, body, NULL, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 422);
-	CU_ASSERT_STRING_EQUAL(r.code, "UNKNOWN_SKU");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code), "UNKNOWN_SKU");
 	CU_ASSERT_EQUAL(ledger_rows(key, "FAILED_FINAL"), 1);
 
 	/* The replay of a rejection is the same rejection. */
 	create("dbtest", key, body, NULL, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 422);
-	CU_ASSERT_STRING_EQUAL(r.outcome, "replayed");
+	CU_ASSERT_STRING_EQUAL(outcome_name(r.outcome), "replayed");
 	response_clear(&r);
 }
 
@@ -201,7 +202,7 @@ test_out_of_stock_retryable(void)
 	body_for(body, sizeof(body), sku_b, 1, 50);
 	create("dbtest", key, body, &c, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 409);
-	CU_ASSERT_STRING_EQUAL(r.code, "OUT_OF_STOCK");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code), "OUT_OF_STOCK");
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.headers.p, "Retry-After:"));
 	CU_ASSERT_EQUAL(dbtest_scalar(&admin, "SELECT COUNT(*) FROM "
 	    "idempotency_records WHERE idem_key = '%s'", key), 0);
@@ -233,7 +234,8 @@ test_expired_and_purged(void)
 	db_commit(&admin);
 	create("dbtest", key, body, NULL, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 410);
-	CU_ASSERT_STRING_EQUAL(r.code, "IDEMPOTENCY_KEY_EXPIRED");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code),
+	    "IDEMPOTENCY_KEY_EXPIRED");
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body.p, "\"orderId\":\"o-"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.headers.p, "Link: </orders/o-"));
 
@@ -270,14 +272,16 @@ test_processing_row(void)
 	CU_ASSERT_EQUAL(create("dbtest", key, body, &c, NULL, &r),
 	    c.max_attempts);
 	CU_ASSERT_EQUAL(r.status, 409);
-	CU_ASSERT_STRING_EQUAL(r.code, "REQUEST_IN_PROGRESS");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code),
+	    "REQUEST_IN_PROGRESS");
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.headers.p, "Retry-After:"));
 	dbtest_exec(&admin, "UPDATE idempotency_records SET status = "
 	    "'SURPRISE' WHERE idem_key = '%s'", key);
 	db_commit(&admin);
 	create("dbtest", key, body, &c, NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 500);
-	CU_ASSERT_STRING_EQUAL(r.code, "UNKNOWN_IDEMPOTENCY_STATE");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code),
+	    "UNKNOWN_IDEMPOTENCY_STATE");
 	response_clear(&r);
 }
 
@@ -465,7 +469,8 @@ test_deadlock_retried(void)
 	CU_ASSERT_EQUAL(create("dbtest", key, body, NULL, &plan, &r),
 	    dbtest_conf.max_attempts);
 	CU_ASSERT_EQUAL(r.status, 503);
-	CU_ASSERT_STRING_EQUAL(r.code, "RETRY_LIMIT_REACHED");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code),
+	    "RETRY_LIMIT_REACHED");
 	CU_ASSERT_EQUAL(orders_for(key), 0);
 	CU_ASSERT_EQUAL(dbtest_scalar(&admin, "SELECT COUNT(*) FROM "
 	    "idempotency_records WHERE idem_key = '%s'", key), 0);

@@ -104,22 +104,23 @@ fuzz_check_problem(const struct problem *pb, int status, const char *code1,
 	struct json_tokener	*tok;
 	struct json_object	*o, *v;
 	struct buf		 b;
+	const char		*code = problem_code_name(pb->code);
 	size_t			 len;
 
 	if (pb->status != status)
 		fuzz_fail("status %d, expected %d (detail: %s)", pb->status,
 		    status, pb->detail);
-	if (pb->code == NULL || (strcmp(pb->code, code1) != 0 &&
-	    (code2 == NULL || strcmp(pb->code, code2) != 0)))
-		fuzz_fail("code %s, expected %s", pb->code ? pb->code : "NULL",
+	if (code == NULL || (strcmp(code, code1) != 0 &&
+	    (code2 == NULL || strcmp(code, code2) != 0)))
+		fuzz_fail("code %s, expected %s", code ? code : "NULL",
 		    code1);
 	if (problem_title(pb->code) == NULL)
-		fuzz_fail("code %s has no title", pb->code);
+		fuzz_fail("code %s has no title", code);
 	if (memchr(pb->detail, '\0', sizeof(pb->detail)) == NULL)
 		fuzz_fail("detail not NUL-terminated");
 	len = strlen(pb->detail);
 	if (len == 0)
-		fuzz_fail("empty detail for %s", pb->code);
+		fuzz_fail("empty detail for %s", code);
 	if (!fuzz_utf8_valid(pb->detail, len))
 		fuzz_fail("detail is not valid UTF-8: %s", pb->detail);
 

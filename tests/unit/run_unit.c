@@ -10,29 +10,40 @@
 
 #include "unit.h"
 
+/* Every suite of the runner, in the order they run. */
+static const struct unit_suite *const suites[] = {
+	&test_buf_suite,
+	&test_conf_suite,
+	&test_problem_suite,
+	&test_router_suite,
+	&test_utf8_suite,
+	&test_log_suite,
+	&test_db_suite,
+	&test_idem_key_suite,
+	&test_media_type_suite,
+	&test_json_strict_suite,
+	&test_order_input_suite,
+	&test_fingerprint_suite,
+	&test_metrics_suite,
+	&test_stock_admin_suite,
+	&test_rules_suite,
+};
+
 int
 main(void)
 {
 	unsigned int	 run, failed;
+	size_t		 i;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	if (test_buf_register() == -1 || test_conf_register() == -1 ||
-	    test_problem_register() == -1 || test_router_register() == -1 ||
-	    test_utf8_register() == -1 || test_log_register() == -1 ||
-	    test_db_register() == -1 ||
-	    test_idem_key_register() == -1 ||
-	    test_media_type_register() == -1 ||
-	    test_json_strict_register() == -1 ||
-	    test_order_input_register() == -1 ||
-	    test_fingerprint_register() == -1 ||
-	    test_metrics_register() == -1 ||
-	    test_stock_admin_register() == -1) {
-		fprintf(stderr, "cannot register the suites: %s\n",
-		    CU_get_error_msg());
-		CU_cleanup_registry();
-		return 1;
-	}
+	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (unit_add_suite(suites[i]) == -1) {
+			fprintf(stderr, "cannot register the suites: %s\n",
+			    CU_get_error_msg());
+			CU_cleanup_registry();
+			return 1;
+		}
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();
 	run = CU_get_number_of_tests_run();

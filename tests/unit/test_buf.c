@@ -84,17 +84,13 @@ test_detach(void)
 	free(p);
 }
 
-int
-test_buf_register(void)
-{
-	CU_pSuite	 s;
+/* The buf suite. */
+static const struct unit_test tests[] = {
+	{ "cap", test_cap },
+	{ "json string", test_json_string },
+	{ "json string cap", test_json_string_cap },
+	{ "detach", test_detach },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("buf", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "cap", test_cap) == NULL ||
-	    CU_add_test(s, "json string", test_json_string) == NULL ||
-	    CU_add_test(s, "json string cap", test_json_string_cap) == NULL ||
-	    CU_add_test(s, "detach", test_detach) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_buf_suite = { "buf", NULL, NULL, tests };

@@ -494,25 +494,21 @@ test_load_missing(void)
 	conf_clear(&c);
 }
 
-int
-test_conf_register(void)
-{
-	CU_pSuite	 s;
+/* The conf suite. */
+static const struct unit_test tests[] = {
+	{ "defaults", test_defaults },
+	{ "every key", test_every_key },
+	{ "durations and sizes", test_durations },
+	{ "bad lines", test_bad_lines },
+	{ "whitespace", test_whitespace_and_comments },
+	{ "missing file", test_load_missing },
+	{ "trailing comments", test_trailing_comments },
+	{ "password file", test_password_file },
+	{ "long durations", test_long_durations },
+	{ "long listen host", test_long_listen_host },
+	{ "allow_peers", test_peers },
+	{ "frontend secret", test_frontend_secret },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("conf", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "defaults", test_defaults) == NULL ||
-	    CU_add_test(s, "every key", test_every_key) == NULL ||
-	    CU_add_test(s, "durations and sizes", test_durations) == NULL ||
-	    CU_add_test(s, "bad lines", test_bad_lines) == NULL ||
-	    CU_add_test(s, "whitespace", test_whitespace_and_comments) == NULL ||
-	    CU_add_test(s, "missing file", test_load_missing) == NULL ||
-	    CU_add_test(s, "trailing comments", test_trailing_comments) == NULL ||
-	    CU_add_test(s, "password file", test_password_file) == NULL ||
-	    CU_add_test(s, "long durations", test_long_durations) == NULL ||
-	    CU_add_test(s, "long listen host", test_long_listen_host) == NULL ||
-	    CU_add_test(s, "allow_peers", test_peers) == NULL ||
-	    CU_add_test(s, "frontend secret", test_frontend_secret) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_conf_suite = { "conf", NULL, NULL, tests };

@@ -60,16 +60,37 @@ test_fail_class(void)
 	CU_ASSERT_EQUAL(db_fail(&db, DB_ERROR, 1114, "full"), DB_ERROR);
 }
 
-/* Add the db suite to the registry. */
-int
-test_db_register(void)
+/* A duplicate key records which unique key it hit, read from the end. */
+static void
+test_dup_key(void)
 {
-	CU_pSuite	 s;
+	struct db	 db = { 0 };
 
-	s = CU_add_suite("db", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "out of space", test_out_of_space) == NULL ||
-	    CU_add_test(s, "failure class", test_fail_class) == NULL)
-		return -1;
-	return 0;
+	CU_ASSERT_EQUAL(db_fail(&db, 0, 1062, "Duplicate entry 'a-k1' for "
+	    "key 'orders_principal_key'"), DB_DUPLICATE);
+	CU_ASSERT_TRUE(db_dup_key_is(&db, "orders_principal_key"));
+	CU_ASSERT_FALSE(db_dup_key_is(&db, "PRIMARY"));
+	/* The entry holds request bytes: a quoted name there is no key. */
+	db_fail(&db, 0, 1062, "Duplicate entry 'a-' for key "
+	    "'orders_principal_key'' for key 'PRIMARY'");
+	CU_ASSERT_TRUE(db_dup_key_is(&db, "PRIMARY"));
+	CU_ASSERT_FALSE(db_dup_key_is(&db, "orders_principal_key"));
+	/* Recorded again from its own message, it stays. */
+	db_fail(&db, DB_TRANSIENT, db.last_errno, db.last_error);
+	CU_ASSERT_TRUE(db_dup_key_is(&db, "PRIMARY"));
+	/* Another failure forgets it. */
+	db_fail(&db, 0, 1213, "Deadlock found");
+	CU_ASSERT_FALSE(db_dup_key_is(&db, "PRIMARY"));
+	db_fail(&db, 0, 1062, "Duplicate entry");
+	CU_ASSERT_FALSE(db_dup_key_is(&db, ""));
 }
+
+/* The db suite. */
+static const struct unit_test tests[] = {
+	{ "out of space", test_out_of_space },
+	{ "failure class", test_fail_class },
+	{ "duplicate key", test_dup_key },
+	{ NULL, NULL },
+};
+
+const struct unit_suite test_db_suite = { "db", NULL, NULL, tests };

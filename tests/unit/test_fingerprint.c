@@ -178,31 +178,18 @@ test_from_bodies(void)
 	order_input_clear(&ib);
 }
 
-/* Add the fingerprint suite to the registry. */
-int
-test_fingerprint_register(void)
-{
-	static const struct {
-		const char	*name;
-		CU_TestFunc	 fn;
-	} tests[] = {
-		{ "known digest", test_known_digest },
-		{ "format", test_format },
-		{ "field splits", test_splits },
-		{ "principal and operation", test_principal_operation },
-		{ "body length", test_body_length },
-		{ "bad arguments", test_bad_arguments },
-		{ "from bodies", test_from_bodies },
-	};
-	CU_pSuite	 s;
-	size_t		 i;
+/* The fingerprint suite. */
+static const struct unit_test tests[] = {
+	{ "known digest", test_known_digest },
+	{ "format", test_format },
+	{ "field splits", test_splits },
+	{ "principal and operation", test_principal_operation },
+	{ "body length", test_body_length },
+	{ "bad arguments", test_bad_arguments },
+	{ "from bodies", test_from_bodies },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("fingerprint", NULL, NULL);
-	if (s == NULL)
-		return -1;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (CU_add_test(s, tests[i].name, tests[i].fn) == NULL)
-			return -1;
-	}
-	return 0;
-}
+const struct unit_suite test_fingerprint_suite = {
+	"fingerprint", NULL, NULL, tests
+};

@@ -66,8 +66,9 @@ key_bad(int line, const char *hv, const char *what)
 	rc = idem_key_parse(hv, key, &pb);
 	CHECK_AT(line, rc == -1);
 	CHECK_AT(line, pb.status == 400);
-	CHECK_AT(line, pb.code != NULL &&
-	    strcmp(pb.code, "IDEMPOTENCY_KEY_INVALID") == 0);
+	CHECK_AT(line, problem_code_name(pb.code) != NULL &&
+	    strcmp(problem_code_name(pb.code),
+	    "IDEMPOTENCY_KEY_INVALID") == 0);
 	CHECK_AT(line, strstr(pb.detail, what) != NULL);
 	CHECK_AT(line, key[0] == '\0');
 	if (rc != -1 || strstr(pb.detail, what) == NULL)
@@ -85,9 +86,10 @@ test_key_missing(void)
 	memset(&pb, 0, sizeof(pb));
 	CU_ASSERT_EQUAL(idem_key_parse(NULL, key, &pb), -1);
 	CU_ASSERT_EQUAL(pb.status, 400);
-	CU_ASSERT_PTR_NOT_NULL(pb.code);
-	if (pb.code != NULL)
-		CU_ASSERT_STRING_EQUAL(pb.code, "IDEMPOTENCY_KEY_MISSING");
+	CU_ASSERT_PTR_NOT_NULL(problem_code_name(pb.code));
+	if (problem_code_name(pb.code) != NULL)
+		CU_ASSERT_STRING_EQUAL(problem_code_name(pb.code),
+		    "IDEMPOTENCY_KEY_MISSING");
 }
 
 /* Empty, too long, bad bytes and bad sf-strings. */
@@ -130,17 +132,12 @@ test_key_invalid(void)
 	key_bad(__LINE__, "\"a\tb\"", "quoted");
 }
 
-/* Add the idem_key suite to the registry. */
-int
-test_idem_key_register(void)
-{
-	CU_pSuite	 s;
+/* The idem_key suite. */
+static const struct unit_test tests[] = {
+	{ "key valid", test_key_valid },
+	{ "key missing", test_key_missing },
+	{ "key invalid", test_key_invalid },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("idem_key", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "key valid", test_key_valid) == NULL ||
-	    CU_add_test(s, "key missing", test_key_missing) == NULL ||
-	    CU_add_test(s, "key invalid", test_key_invalid) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_idem_key_suite = { "idem_key", NULL, NULL, tests };

@@ -184,20 +184,13 @@ test_json_lines(void)
 	unlink(path);
 }
 
-/* Add the log suite to the registry. */
-int
-test_log_register(void)
-{
-	CU_pSuite	 s;
+/* The log suite. */
+static const struct unit_test tests[] = {
+	{ "JSON string: invalid UTF-8", test_json_string_invalid },
+	{ "JSON string: valid text", test_json_string_valid },
+	{ "JSON string: cut", test_json_string_cut },
+	{ "JSON lines", test_json_lines },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("log", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "JSON string: invalid UTF-8",
-	    test_json_string_invalid) == NULL ||
-	    CU_add_test(s, "JSON string: valid text", test_json_string_valid)
-	    == NULL ||
-	    CU_add_test(s, "JSON string: cut", test_json_string_cut) == NULL ||
-	    CU_add_test(s, "JSON lines", test_json_lines) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_log_suite = { "log", NULL, NULL, tests };

@@ -29,8 +29,9 @@ ct_check(int line, const char *ct, int ok)
 	}
 	CHECK_AT(line, rc == -1);
 	CHECK_AT(line, pb.status == 415);
-	CHECK_AT(line, pb.code != NULL &&
-	    strcmp(pb.code, "UNSUPPORTED_MEDIA_TYPE") == 0);
+	CHECK_AT(line, problem_code_name(pb.code) != NULL &&
+	    strcmp(problem_code_name(pb.code), "UNSUPPORTED_MEDIA_TYPE") ==
+	    0);
 }
 
 /* application/json with any case and parameters, nothing else. */
@@ -56,15 +57,12 @@ test_content_type(void)
 	ct_check(__LINE__, "text/json", 0);
 }
 
-/* Add the media_type suite to the registry. */
-int
-test_media_type_register(void)
-{
-	CU_pSuite	 s;
+/* The media_type suite. */
+static const struct unit_test tests[] = {
+	{ "content type", test_content_type },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("media_type", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "content type", test_content_type) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_media_type_suite = {
+	"media_type", NULL, NULL, tests
+};

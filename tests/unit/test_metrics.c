@@ -70,7 +70,7 @@ test_render_zero(void)
 	CU_ASSERT_TRUE(has_line(&b,
 	    "idemorders_requests_total{outcome=\"internal_error\"} 0"));
 	CU_ASSERT_EQUAL(count_lines(&b, "idemorders_requests_total{"),
-	    MO_COUNT);
+	    METRICS_OUTCOMES);
 	CU_ASSERT_TRUE(has_line(&b, "# TYPE idemorders_request_duration_seconds "
 	    "histogram"));
 	CU_ASSERT_EQUAL(count_lines(&b,
@@ -92,9 +92,9 @@ test_render_values(void)
 	struct buf		 b;
 
 	memset(&s, 0, sizeof(s));
-	s.requests[MO_CREATED] = 3;
-	s.requests[MO_REPLAYED] = 1;
-	s.requests[MO_BAD_REQUEST] = 12345678901ULL;
+	s.requests[OUTCOME_CREATED] = 3;
+	s.requests[OUTCOME_REPLAYED] = 1;
+	s.requests[OUTCOME_BAD_REQUEST] = 12345678901ULL;
 	s.attempts = 7;
 	s.duration_buckets[0] = 2;	/* <= 1 ms */
 	s.duration_buckets[3] = 1;	/* <= 10 ms */
@@ -166,49 +166,49 @@ static void
 test_outcome_of(void)
 {
 	static const struct {
-		int			 status;
-		const char		*word;
-		enum metrics_outcome	 want;
+		int		 status;
+		enum outcome	 outcome;
+		enum outcome	 want;
 	} cases[] = {
-		{ 201, "created", MO_CREATED },
-		{ 201, "replayed", MO_REPLAYED },
-		{ 201, "recovered", MO_RECOVERED },
-		{ 409, "conflict", MO_CONFLICT },
-		{ 422, "conflict", MO_CONFLICT },
-		{ 410, "expired", MO_EXPIRED },
-		{ 422, "rejected", MO_REJECTED },
-		{ 409, "out_of_stock", MO_OUT_OF_STOCK },
-		{ 409, "in_progress", MO_IN_PROGRESS },
-		{ 409, "unconfirmed", MO_UNCONFIRMED },
-		{ 503, "retry_limit", MO_RETRY_LIMIT },
-		{ 503, "deadline", MO_DEADLINE },
-		{ 0, "dropped", MO_DROPPED },
-		{ 200, "ok", MO_OK },
-		{ 400, "error", MO_BAD_REQUEST },
-		{ 413, "error", MO_BAD_REQUEST },
-		{ 415, "error", MO_BAD_REQUEST },
-		{ 401, "error", MO_UNAUTHENTICATED },
-		{ 403, "error", MO_FORBIDDEN },
-		{ 404, "error", MO_NOT_FOUND },
-		{ 405, "error", MO_METHOD_NOT_ALLOWED },
-		{ 503, "error", MO_UNAVAILABLE },
-		{ 500, "error", MO_INTERNAL_ERROR },
-		{ 200, "error", MO_OTHER },
-		{ 200, NULL, MO_OTHER },
-		{ 200, "something-new", MO_OTHER },
-		{ 503, "unavailable", MO_UNAVAILABLE },
-		{ 500, "internal_error", MO_INTERNAL_ERROR },
+		{ 201, OUTCOME_CREATED, OUTCOME_CREATED },
+		{ 201, OUTCOME_REPLAYED, OUTCOME_REPLAYED },
+		{ 201, OUTCOME_RECOVERED, OUTCOME_RECOVERED },
+		{ 409, OUTCOME_CONFLICT, OUTCOME_CONFLICT },
+		{ 422, OUTCOME_CONFLICT, OUTCOME_CONFLICT },
+		{ 410, OUTCOME_EXPIRED, OUTCOME_EXPIRED },
+		{ 422, OUTCOME_REJECTED, OUTCOME_REJECTED },
+		{ 409, OUTCOME_OUT_OF_STOCK, OUTCOME_OUT_OF_STOCK },
+		{ 409, OUTCOME_IN_PROGRESS, OUTCOME_IN_PROGRESS },
+		{ 409, OUTCOME_UNCONFIRMED, OUTCOME_UNCONFIRMED },
+		{ 503, OUTCOME_RETRY_LIMIT, OUTCOME_RETRY_LIMIT },
+		{ 503, OUTCOME_DEADLINE, OUTCOME_DEADLINE },
+		{ 0, OUTCOME_DROPPED, OUTCOME_DROPPED },
+		{ 200, OUTCOME_OK, OUTCOME_OK },
+		{ 400, OUTCOME_ERROR, OUTCOME_BAD_REQUEST },
+		{ 413, OUTCOME_ERROR, OUTCOME_BAD_REQUEST },
+		{ 415, OUTCOME_ERROR, OUTCOME_BAD_REQUEST },
+		{ 401, OUTCOME_ERROR, OUTCOME_UNAUTHENTICATED },
+		{ 403, OUTCOME_ERROR, OUTCOME_FORBIDDEN },
+		{ 404, OUTCOME_ERROR, OUTCOME_NOT_FOUND },
+		{ 405, OUTCOME_ERROR, OUTCOME_METHOD_NOT_ALLOWED },
+		{ 503, OUTCOME_ERROR, OUTCOME_UNAVAILABLE },
+		{ 500, OUTCOME_ERROR, OUTCOME_INTERNAL_ERROR },
+		{ 200, OUTCOME_ERROR, OUTCOME_OTHER },
+		{ 200, OUTCOME_NONE, OUTCOME_OTHER },
+		{ 200, OUTCOME_COUNT, OUTCOME_OTHER },
+		{ 503, OUTCOME_UNAVAILABLE, OUTCOME_UNAVAILABLE },
+		{ 500, OUTCOME_INTERNAL_ERROR, OUTCOME_INTERNAL_ERROR },
 	};
 	size_t	 i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		CU_ASSERT_EQUAL(metrics_outcome_of(cases[i].status,
-		    cases[i].word), cases[i].want);
-		if (metrics_outcome_of(cases[i].status, cases[i].word) !=
+		CU_ASSERT_EQUAL(metrics_label_of(cases[i].status,
+		    cases[i].outcome), cases[i].want);
+		if (metrics_label_of(cases[i].status, cases[i].outcome) !=
 		    cases[i].want)
 			fprintf(stderr, "outcome case %zu: %d %s\n", i,
-			    cases[i].status, cases[i].word ? cases[i].word :
-			    "NULL");
+			    cases[i].status, outcome_name(cases[i].outcome) ?
+			    outcome_name(cases[i].outcome) : "NULL");
 	}
 }
 
@@ -259,9 +259,9 @@ test_shared_counts(void)
 	CU_ASSERT_TRUE_FATAL(pid != -1);
 	if (pid == 0) {
 		metrics_request_begin();
-		metrics_request_end(201, "created", 2, 3.5);
+		metrics_request_end(201, OUTCOME_CREATED, 2, 3.5);
 		metrics_request_begin();
-		metrics_request_end(400, "error", 0, 0.2);
+		metrics_request_end(400, OUTCOME_ERROR, 0, 0.2);
 		metrics_db_error(DB_DUPLICATE);
 		metrics_db_error(DB_TRANSIENT);
 		metrics_db_error(DB_UNAVAILABLE);
@@ -280,9 +280,9 @@ test_shared_counts(void)
 	CU_ASSERT_EQUAL(b.worker_starts - a.worker_starts, 1);
 	CU_ASSERT_EQUAL(b.worker_crashes - a.worker_crashes, 1);
 	CU_ASSERT_EQUAL(b.worker_recycles, a.worker_recycles);
-	CU_ASSERT_EQUAL(b.requests[MO_CREATED] - a.requests[MO_CREATED], 1);
-	CU_ASSERT_EQUAL(b.requests[MO_BAD_REQUEST] -
-	    a.requests[MO_BAD_REQUEST], 1);
+	CU_ASSERT_EQUAL(b.requests[OUTCOME_CREATED] - a.requests[OUTCOME_CREATED], 1);
+	CU_ASSERT_EQUAL(b.requests[OUTCOME_BAD_REQUEST] -
+	    a.requests[OUTCOME_BAD_REQUEST], 1);
 	CU_ASSERT_EQUAL(b.attempts - a.attempts, 2);
 	CU_ASSERT_EQUAL(b.duration_buckets[0] - a.duration_buckets[0], 1);
 	CU_ASSERT_EQUAL(b.duration_buckets[1] - a.duration_buckets[1], 0);
@@ -333,21 +333,17 @@ test_conf_key(void)
 	conf_clear(&c);
 }
 
-int
-test_metrics_register(void)
-{
-	CU_pSuite	 s;
+/* The metrics suite. */
+static const struct unit_test tests[] = {
+	{ "render zeros", test_render_zero },
+	{ "render values", test_render_values },
+	{ "render cap", test_render_cap },
+	{ "outcome labels", test_outcome_of },
+	{ "duration buckets", test_bucket_of },
+	{ "loopback peers", test_loopback },
+	{ "shared counts", test_shared_counts },
+	{ "conf key", test_conf_key },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("metrics", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "render zeros", test_render_zero) == NULL ||
-	    CU_add_test(s, "render values", test_render_values) == NULL ||
-	    CU_add_test(s, "render cap", test_render_cap) == NULL ||
-	    CU_add_test(s, "outcome labels", test_outcome_of) == NULL ||
-	    CU_add_test(s, "duration buckets", test_bucket_of) == NULL ||
-	    CU_add_test(s, "loopback peers", test_loopback) == NULL ||
-	    CU_add_test(s, "shared counts", test_shared_counts) == NULL ||
-	    CU_add_test(s, "conf key", test_conf_key) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_metrics_suite = { "metrics", NULL, NULL, tests };

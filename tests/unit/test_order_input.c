@@ -61,6 +61,15 @@ parse(struct order_input *in, struct problem *pb, const char *body,
 	return order_input_parse(in, body, len, pb);
 }
 
+/* The code of a problem as a client reads it, or "(null)". */
+static const char *
+code_of(const struct problem *pb)
+{
+	const char	*name = problem_code_name(pb->code);
+
+	return name != NULL ? name : "(null)";
+}
+
 /* Assert that a body is accepted; the order is cleared afterwards. */
 static void
 expect_ok(int line, const char *body, size_t len)
@@ -74,7 +83,7 @@ expect_ok(int line, const char *body, size_t len)
 	CHECK_AT(line, rc != 0 || in.canonical != NULL);
 	if (rc != 0)
 		fprintf(stderr, "\nline %d: rejected: %d %s: %s\n", line,
-		    pb.status, pb.code ? pb.code : "(null)", pb.detail);
+		    pb.status, code_of(&pb), pb.detail);
 	order_input_clear(&in);
 	CHECK_AT(line, is_clear(&in));
 }
@@ -92,19 +101,19 @@ expect_bad(int line, const char *body, size_t len, int status,
 	int			 rc, good;
 
 	rc = parse(&in, &pb, body, len);
-	good = rc == -1 && pb.status == status && pb.code != NULL &&
-	    strcmp(pb.code, code) == 0 &&
+	good = rc == -1 && pb.status == status &&
+	    strcmp(code_of(&pb), code) == 0 &&
 	    (field == NULL || strstr(pb.detail, field) != NULL);
 	CHECK_AT(line, rc == -1);
 	CHECK_AT(line, pb.status == status);
-	CHECK_AT(line, pb.code != NULL && strcmp(pb.code, code) == 0);
+	CHECK_AT(line, strcmp(code_of(&pb), code) == 0);
 	if (field != NULL)
 		CHECK_AT(line, strstr(pb.detail, field) != NULL);
 	CHECK_AT(line, is_clear(&in));
 	if (!good)
 		fprintf(stderr, "\nline %d: want %d %s [%s], got rc %d: "
 		    "%d %s: %s\n", line, status, code, field ? field : "",
-		    rc, pb.status, pb.code ? pb.code : "(null)", pb.detail);
+		    rc, pb.status, code_of(&pb), pb.detail);
 	order_input_clear(&in);
 	order_input_clear(&in);
 	CHECK_AT(line, is_clear(&in));
@@ -125,7 +134,7 @@ canon(int line, const char *body, size_t len)
 		CHECK_AT(line, strlen(in.canonical) == in.canonical_len);
 	} else
 		fprintf(stderr, "\nline %d: rejected: %s: %s\n", line,
-		    pb.code ? pb.code : "(null)", pb.detail);
+		    code_of(&pb), pb.detail);
 	CHECK_AT(line, c != NULL);
 	order_input_clear(&in);
 	return c;
@@ -749,7 +758,7 @@ test_detail_utf8(void)
 		    "{\"a\":1,\"a\":2}}}}}", n48, n48, n48, (int)shift, "yyyy");
 		CU_ASSERT_EQUAL_FATAL(parse(&in, &pb, body, len), -1);
 		CU_ASSERT_EQUAL(pb.status, 400);
-		CU_ASSERT_STRING_EQUAL(pb.code, "VALIDATION_FAILED");
+		CU_ASSERT_STRING_EQUAL(code_of(&pb), "VALIDATION_FAILED");
 		CU_ASSERT_PTR_NOT_NULL(strstr(pb.detail, "more than once"));
 		for (i = 0; pb.detail[i] != '\0'; i += k) {
 			k = utf8_seq_len((const unsigned char *)pb.detail + i,
@@ -759,44 +768,31 @@ test_detail_utf8(void)
 	}
 }
 
-/* Add the order_input suite to the registry. */
-int
-test_order_input_register(void)
-{
-	static const struct {
-		const char	*name;
-		CU_TestFunc	 fn;
-	} tests[] = {
-		{ "parse minimal", test_parse_minimal },
-		{ "canonical exact", test_canonical_exact },
-		{ "canonical vectors", test_canonical_vectors },
-		{ "qty", test_qty },
-		{ "amount", test_amount },
-		{ "items count", test_items_count },
-		{ "items members", test_items_members },
-		{ "sku", test_sku },
-		{ "currency", test_currency },
-		{ "shipping", test_shipping },
-		{ "note", test_note },
-		{ "unknown member", test_unknown_member },
-		{ "duplicate member", test_duplicate_member },
-		{ "malformed", test_malformed },
-		{ "utf-8", test_utf8 },
-		{ "surrogates", test_surrogates },
-		{ "nul", test_nul },
-		{ "depth", test_depth },
-		{ "clear", test_clear },
-		{ "detail utf-8", test_detail_utf8 },
-	};
-	CU_pSuite	 s;
-	size_t		 i;
+/* The order_input suite. */
+static const struct unit_test tests[] = {
+	{ "parse minimal", test_parse_minimal },
+	{ "canonical exact", test_canonical_exact },
+	{ "canonical vectors", test_canonical_vectors },
+	{ "qty", test_qty },
+	{ "amount", test_amount },
+	{ "items count", test_items_count },
+	{ "items members", test_items_members },
+	{ "sku", test_sku },
+	{ "currency", test_currency },
+	{ "shipping", test_shipping },
+	{ "note", test_note },
+	{ "unknown member", test_unknown_member },
+	{ "duplicate member", test_duplicate_member },
+	{ "malformed", test_malformed },
+	{ "utf-8", test_utf8 },
+	{ "surrogates", test_surrogates },
+	{ "nul", test_nul },
+	{ "depth", test_depth },
+	{ "clear", test_clear },
+	{ "detail utf-8", test_detail_utf8 },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("order_input", NULL, NULL);
-	if (s == NULL)
-		return -1;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (CU_add_test(s, tests[i].name, tests[i].fn) == NULL)
-			return -1;
-	}
-	return 0;
-}
+const struct unit_suite test_order_input_suite = {
+	"order_input", NULL, NULL, tests
+};

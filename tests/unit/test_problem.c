@@ -16,8 +16,8 @@ test_render(void)
 	struct buf		 b;
 	struct json_object	*o, *v;
 
-	problem_set(&p, 409, "IDEMPOTENCY_KEY_REUSED", "key \"%s\" differs",
-	    "k-1");
+	problem_set(&p, 409, PROBLEM_IDEMPOTENCY_KEY_REUSED,
+	    "key \"%s\" differs", "k-1");
 	buf_init(&b, 4096);
 	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
 	CU_ASSERT_STRING_EQUAL(b.p, "{\"type\":\"tag:idemorders,2026:problem:"
@@ -38,14 +38,14 @@ test_order_id_member(void)
 	struct problem	 p;
 	struct buf	 b;
 
-	problem_set(&p, 410, "IDEMPOTENCY_KEY_EXPIRED", "expired");
+	problem_set(&p, 410, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "expired");
 	strcpy(p.order_id, "o-9");
 	buf_init(&b, 4096);
 	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, ",\"orderId\":\"o-9\","));
 	buf_free(&b);
 	/* problem_set forgets an earlier order id. */
-	problem_set(&p, 404, "ORDER_NOT_FOUND", "none");
+	problem_set(&p, 404, PROBLEM_ORDER_NOT_FOUND, "none");
 	CU_ASSERT_EQUAL(p.order_id[0], '\0');
 }
 
@@ -55,7 +55,7 @@ test_unknown_code_and_reason(void)
 	struct problem	 p;
 	struct buf	 b;
 
-	problem_set(&p, 503, "SOMETHING_NEW", "x");
+	problem_set(&p, 503, PROBLEM_DATABASE_UNAVAILABLE, "x");
 	buf_init(&b, 4096);
 	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "\"title\":\"Service Unavailable\""));
@@ -71,30 +71,28 @@ test_response(void)
 	struct response	 r;
 
 	response_init(&r);
-	CU_ASSERT_EQUAL(response_error(&r, 405, "METHOD_NOT_ALLOWED", "no"), 0);
+	CU_ASSERT_EQUAL(response_error(&r, 405, PROBLEM_METHOD_NOT_ALLOWED,
+	    "no"), 0);
 	CU_ASSERT_EQUAL(response_header(&r, "Allow", "%s", "POST"), 0);
 	CU_ASSERT_EQUAL(r.status, 405);
 	CU_ASSERT_STRING_EQUAL(r.headers.p, "Content-Type: "
 	    "application/problem+json\r\nAllow: POST\r\n");
-	CU_ASSERT_STRING_EQUAL(r.code, "METHOD_NOT_ALLOWED");
+	CU_ASSERT_STRING_EQUAL(problem_code_name(r.code),
+	    "METHOD_NOT_ALLOWED");
 	CU_ASSERT_EQUAL(response_json(&r, 200, "{}", 2), 0);
 	CU_ASSERT_STRING_EQUAL(r.headers.p, "Content-Type: application/json\r\n");
 	CU_ASSERT_STRING_EQUAL(r.body.p, "{}");
-	CU_ASSERT_PTR_NULL(r.code);
+	CU_ASSERT_PTR_NULL(problem_code_name(r.code));
 	response_clear(&r);
 }
 
-int
-test_problem_register(void)
-{
-	CU_pSuite	 s;
+/* The problem suite. */
+static const struct unit_test tests[] = {
+	{ "render", test_render },
+	{ "orderId member", test_order_id_member },
+	{ "unknown code", test_unknown_code_and_reason },
+	{ "response", test_response },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("problem", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "render", test_render) == NULL ||
-	    CU_add_test(s, "orderId member", test_order_id_member) == NULL ||
-	    CU_add_test(s, "unknown code", test_unknown_code_and_reason) == NULL ||
-	    CU_add_test(s, "response", test_response) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_problem_suite = { "problem", NULL, NULL, tests };

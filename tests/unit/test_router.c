@@ -84,15 +84,11 @@ test_allow_and_auth(void)
 	CU_ASSERT_EQUAL(m.id, ROUTE_NONE);
 }
 
-int
-test_router_register(void)
-{
-	CU_pSuite	 s;
+/* The router suite. */
+static const struct unit_test tests[] = {
+	{ "route table", test_table },
+	{ "allow and auth", test_allow_and_auth },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("router", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "route table", test_table) == NULL ||
-	    CU_add_test(s, "allow and auth", test_allow_and_auth) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_router_suite = { "router", NULL, NULL, tests };

@@ -122,27 +122,15 @@ test_argc(void)
 	CU_ASSERT_EQUAL(stock_admin_argc(""), -1);
 }
 
-int
-test_stock_admin_register(void)
-{
-	static const struct {
-		const char	*name;
-		CU_TestFunc	 fn;
-	} tests[] = {
-		{ "good rows", test_good_rows },
-		{ "bad rows", test_bad_rows },
-		{ "csv lines", test_csv_lines },
-		{ "subcommands", test_argc },
-	};
-	CU_pSuite	 s;
-	size_t		 i;
+/* The stock_admin suite. */
+static const struct unit_test tests[] = {
+	{ "good rows", test_good_rows },
+	{ "bad rows", test_bad_rows },
+	{ "csv lines", test_csv_lines },
+	{ "subcommands", test_argc },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("stock_admin", NULL, NULL);
-	if (s == NULL)
-		return -1;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (CU_add_test(s, tests[i].name, tests[i].fn) == NULL)
-			return -1;
-	}
-	return 0;
-}
+const struct unit_suite test_stock_admin_suite = {
+	"stock_admin", NULL, NULL, tests
+};

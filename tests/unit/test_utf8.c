@@ -47,16 +47,11 @@ test_count(void)
 	CU_ASSERT_EQUAL(utf8_count("\xf0\x9f\x98\x80\xe2\x82\xac", 7), 2);
 }
 
-/* Add the utf8 suite to the registry. */
-int
-test_utf8_register(void)
-{
-	CU_pSuite	 s;
+/* The utf8 suite. */
+static const struct unit_test tests[] = {
+	{ "sequence length", test_seq_len },
+	{ "count", test_count },
+	{ NULL, NULL },
+};
 
-	s = CU_add_suite("utf8", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "sequence length", test_seq_len) == NULL ||
-	    CU_add_test(s, "count", test_count) == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_utf8_suite = { "utf8", NULL, NULL, tests };

@@ -1,23 +1,41 @@
 /*
- * The CUnit suites of the unit runner: each test_<module>.c adds its
- * suite and returns 0, or -1 when CUnit cannot register it.
+ * The CUnit suites of the unit runner: each test_<module>.c defines its
+ * suite as a table of tests, and run_unit.c registers them all with
+ * unit_add_suite().
  */
 #ifndef IDEMORDERS_TESTS_UNIT_H
 #define IDEMORDERS_TESTS_UNIT_H
 
-int	test_buf_register(void);
-int	test_conf_register(void);
-int	test_problem_register(void);
-int	test_router_register(void);
-int	test_utf8_register(void);
-int	test_log_register(void);
-int	test_db_register(void);
-int	test_idem_key_register(void);
-int	test_media_type_register(void);
-int	test_json_strict_register(void);
-int	test_order_input_register(void);
-int	test_fingerprint_register(void);
-int	test_metrics_register(void);
-int	test_stock_admin_register(void);
+#include <CUnit/CUnit.h>
+
+struct unit_test {
+	const char		*name;
+	CU_TestFunc		 func;
+};
+
+struct unit_suite {
+	const char		*name;
+	CU_InitializeFunc	 init;		/* or NULL */
+	CU_CleanupFunc		 cleanup;	/* or NULL */
+	const struct unit_test	*tests;		/* ends with { NULL, NULL } */
+};
+
+int	unit_add_suite(const struct unit_suite *);
+
+extern const struct unit_suite test_buf_suite;
+extern const struct unit_suite test_conf_suite;
+extern const struct unit_suite test_problem_suite;
+extern const struct unit_suite test_router_suite;
+extern const struct unit_suite test_utf8_suite;
+extern const struct unit_suite test_log_suite;
+extern const struct unit_suite test_db_suite;
+extern const struct unit_suite test_idem_key_suite;
+extern const struct unit_suite test_media_type_suite;
+extern const struct unit_suite test_json_strict_suite;
+extern const struct unit_suite test_order_input_suite;
+extern const struct unit_suite test_fingerprint_suite;
+extern const struct unit_suite test_metrics_suite;
+extern const struct unit_suite test_stock_admin_suite;
+extern const struct unit_suite test_rules_suite;
 
 #endif

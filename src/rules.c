@@ -1,0 +1,86 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "order_input.h"
+#include "problem.h"
+#include "rules.h"
+#include "store.h"
+
+/*
+ * Judge every final business rule on the stock rows locked for the
+ * items of in (rows[i] for in->items[i]), in this order: an unknown SKU,
+ * then a currency mismatch, then an amount that is not what the items
+ * cost (a price times quantity or a sum that overflows costs no amount),
+ * then a quantity beyond what is available.  Returns 0 when the order
+ * may proceed, else -1 with the first rule broken in p.
+ */
+int
+rules_judge(const struct order_input *in, const struct stock_row *rows,
+    struct problem *p)
+{
+	long long	 total = 0, line;
+	size_t		 i;
+
+	for (i = 0; i < in->nitems; i++)
+		if (!rows[i].found) {
+			problem_set(p, 422, PROBLEM_UNKNOWN_SKU,
+			    "items[%zu].sku: unknown SKU \"%s\"", i,
+			    in->items[i].sku);
+			return -1;
+		}
+	for (i = 0; i < in->nitems; i++)
+		if (strcmp(rows[i].currency, in->currency) != 0) {
+			problem_set(p, 422, PROBLEM_CURRENCY_MISMATCH,
+			    "items[%zu]: SKU \"%s\" is sold in %s, not %s", i,
+			    in->items[i].sku, rows[i].currency, in->currency);
+			return -1;
+		}
+	for (i = 0; i < in->nitems; i++)
+		if (__builtin_mul_overflow(rows[i].unit_price,
+		    (long long)in->items[i].qty, &line) ||
+		    __builtin_add_overflow(total, line, &total)) {
+			total = -1;
+			break;
+		}
+	if (total != in->amount) {
+		problem_set(p, 422, PROBLEM_AMOUNT_MISMATCH, "amount is %lld "
+		    "but the items cost %lld", in->amount, total);
+		return -1;
+	}
+	for (i = 0; i < in->nitems; i++)
+		if (rows[i].available < in->items[i].qty) {
+			problem_set(p, 409, PROBLEM_OUT_OF_STOCK, "items[%zu]: "
+			    "%d of SKU \"%s\" requested, %lld available", i,
+			    in->items[i].qty, in->items[i].sku,
+			    rows[i].available);
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * The longest backoff before attempt n (n >= 2): retry_backoff, doubled
+ * for each attempt after the second, at most retry_backoff_max.
+ */
+long
+rules_backoff_cap(const struct conf *conf, int n)
+{
+	long	 cap = conf->retry_backoff_ms;
+	int	 i;
+
+	for (i = 2; i < n && cap < conf->retry_backoff_max_ms; i++)
+		cap *= 2;
+	if (cap > conf->retry_backoff_max_ms)
+		cap = conf->retry_backoff_max_ms;
+	return cap;
+}
+
+/* Exponential backoff with full jitter before attempt n (n >= 2). */
+long
+rules_backoff_ms(const struct conf *conf, int n)
+{
+	return random() % (rules_backoff_cap(conf, n) + 1);
+}
