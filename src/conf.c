@@ -60,6 +60,7 @@ struct conf_key {
 };
 
 static int	conf_check(const struct conf *, const char *, char *, size_t);
+static int	split_secret(const char *, char *, char **, char *, size_t);
 
 static const struct {
 	const char	*name;
@@ -165,6 +166,12 @@ conf_clear(struct conf *c)
 		case T_PASSWORD_FILE:
 			break;		/* shares db_password */
 		case T_SECRET_FILE:
+			if (c->frontend_secret_prev != NULL)
+				explicit_bzero(c->frontend_secret_prev,
+				    strlen(c->frontend_secret_prev));
+			free(c->frontend_secret_prev);
+			c->frontend_secret_prev = NULL;
+			/* FALLTHROUGH */
 		case T_OPTSTRING:
 			/* Secrets are wiped before they are freed. */
 			sp = (char **)((char *)c + conf_keys[i].off);
@@ -291,13 +298,14 @@ parse_long(const char *s, long *out)
 
 /*
  * Read a password file whole: one trailing newline (LF or CRLF) is not
- * part of the password; any other line break, a NUL byte, an empty file
- * or one over PASSWORD_MAX bytes is an error, and so is a file every
- * user may read.  *out is the caller's.  Also used for
- * frontend_secret_file.
+ * part of the password; any other line break (but one LF or CRLF when
+ * maxlines is 2), a NUL byte, an empty file or one over PASSWORD_MAX
+ * bytes is an error, and so is a file every user may read.  *out is the
+ * caller's.  Also used for frontend_secret_file (two lines).
  */
 static int
-read_password_file(const char *path, char **out, char *err, size_t errsz)
+read_password_file(const char *path, int maxlines, char **out, char *err,
+    size_t errsz)
 {
 	struct stat	 st;
 	char		*pw = NULL;
@@ -355,7 +363,8 @@ read_password_file(const char *path, char **out, char *err, size_t errsz)
 		snprintf(err, errsz, "%s is empty", path);
 		goto out;
 	}
-	if (memchr(pw, '\n', len) != NULL || memchr(pw, '\r', len) != NULL) {
+	if (maxlines < 2 && (memchr(pw, '\n', len) != NULL ||
+	    memchr(pw, '\r', len) != NULL)) {
 		snprintf(err, errsz, "%s holds more than one line (the "
 		    "password is the whole file, without its final newline)",
 		    path);
@@ -538,7 +547,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 {
 	void	*field = (char *)c + k->off;
 	char	**sp = field;
-	char		*end, *dup, msg[64];
+	char		*end, *dup, *prev, msg[64];
 	long		 n;
 	long long	 ms;
 	size_t		 sz;
@@ -724,9 +733,26 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		}
 		*(int *)field = strcmp(v, "on") == 0;
 		return 0;
-	case T_PASSWORD_FILE:
 	case T_SECRET_FILE:
-		if (read_password_file(v, &dup, err, errsz) == -1)
+		if (read_password_file(v, 2, &dup, err, errsz) == -1)
+			return -1;
+		if (split_secret(v, dup, &prev, err, errsz) == -1) {
+			explicit_bzero(dup, strlen(dup));
+			free(dup);
+			return -1;
+		}
+		if (c->frontend_secret_prev != NULL)
+			explicit_bzero(c->frontend_secret_prev,
+			    strlen(c->frontend_secret_prev));
+		free(c->frontend_secret_prev);
+		c->frontend_secret_prev = prev;
+		if (*sp != NULL)
+			explicit_bzero(*sp, strlen(*sp));
+		free(*sp);
+		*sp = dup;
+		return 0;
+	case T_PASSWORD_FILE:
+		if (read_password_file(v, 1, &dup, err, errsz) == -1)
 			return -1;
 		if (*sp != NULL)
 			explicit_bzero(*sp, strlen(*sp));
@@ -742,6 +768,59 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 	free(*sp);
 	*sp = dup;
 	return 0;
+}
+
+/*
+ * Split a frontend secret file read by read_password_file() at its line
+ * break: the first line (cut in place in text) is the current secret,
+ * the one the web server sends; the second, *prev (the caller's, NULL
+ * without one), the previous secret, accepted too during a rotation.
+ */
+static int
+split_secret(const char *path, char *text, char **prev, char *err,
+    size_t errsz)
+{
+	char	*nl, *second;
+	size_t	 n;
+
+	*prev = NULL;
+	nl = strchr(text, '\n');
+	if (nl == NULL)
+		second = NULL;
+	else {
+		second = nl + 1;
+		if (nl > text && nl[-1] == '\r')
+			nl--;
+		*nl = '\0';
+	}
+	if (second != NULL && strchr(second, '\n') != NULL) {
+		snprintf(err, errsz, "%s holds more than two lines (the "
+		    "current secret, then the previous one during a rotation)",
+		    path);
+		goto fail;
+	}
+	if (*text == '\0' || (second != NULL && *second == '\0')) {
+		snprintf(err, errsz, "%s holds an empty line", path);
+		goto fail;
+	}
+	if (strchr(text, '\r') != NULL ||
+	    (second != NULL && strchr(second, '\r') != NULL)) {
+		snprintf(err, errsz, "%s holds a carriage return inside a "
+		    "line", path);
+		goto fail;
+	}
+	if (second != NULL) {
+		*prev = strdup(second);
+		if (*prev == NULL) {
+			snprintf(err, errsz, "out of memory");
+			goto fail;
+		}
+		n = strlen(second);
+		explicit_bzero(second, n);
+	}
+	return 0;
+fail:
+	return -1;
 }
 
 /*

@@ -40,7 +40,8 @@ struct conf {
 	/* HTTP */
 	char		*mount;
 	char		*principal_var;
-	char		*frontend_secret;	/* from frontend_secret_file */
+	char		*frontend_secret;	/* frontend_secret_file, line 1 */
+	char		*frontend_secret_prev;	/* its line 2 (a rotation), or NULL */
 	char		*frontend_secret_var;
 	size_t		 max_body_bytes;
 	int		 metrics;	/* serve GET {mount}/_metrics */

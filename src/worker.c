@@ -94,22 +94,34 @@ write_response(FCGX_Request *fr, const struct response *r)
 		FCGX_PutStr(r->body.p, (int)r->body.len, fr->out);
 }
 
+/* Compare got with secret in constant time (only the length can show). */
+static int
+secret_equal(const char *got, const char *secret)
+{
+	size_t	 len;
+
+	len = strlen(secret);
+	return strlen(got) == len && CRYPTO_memcmp(got, secret, len) == 0;
+}
+
 /*
- * Tell whether the request carries the frontend secret, compared in
- * constant time (only its length can show).
+ * Tell whether the request carries the frontend secret: the current one
+ * or, during a rotation, the previous one (the second line of
+ * frontend_secret_file).  Both are compared, whichever matches.
  */
 static int
 frontend_secret_ok(const struct conf *conf, FCGX_ParamArray env)
 {
 	const char	*got;
-	size_t		 len;
+	int		 ok;
 
 	got = FCGX_GetParam(conf->frontend_secret_var, env);
 	if (got == NULL)
 		return 0;
-	len = strlen(conf->frontend_secret);
-	return strlen(got) == len &&
-	    CRYPTO_memcmp(got, conf->frontend_secret, len) == 0;
+	ok = secret_equal(got, conf->frontend_secret);
+	if (conf->frontend_secret_prev != NULL)
+		ok |= secret_equal(got, conf->frontend_secret_prev);
+	return ok;
 }
 
 /* Serve one accepted request and log it. */

@@ -5,7 +5,8 @@
 #  - the units under PREFIX/lib/systemd/system (systemd reads
 #    /usr/local/lib/systemd/system too), with the installed paths;
 #  - every key the parser knows is documented in idemorders.conf(5);
-#  - the cron line of the retention job keeps the job's exit status and
+#  - the cron line of the retention job does nothing where systemd runs
+#    (/run/systemd/system: the timer runs the job there), and keeps the job's exit status and
 #    prints a failed run's output (cron mails it), instead of a pipe to
 #    logger that hid both.
 # shellcheck source=tests/lib/http.sh
@@ -75,5 +76,12 @@ rc=$?
     fail "cron line exit status" "0 for a job that failed ($cmd)"
 [[ $out == *database* ]] && ok "cron line: a failed job prints its error (mailed by cron)" ||
     fail "cron line output" "'$out'"
+# Where systemd runs, the timer runs the job: the line does nothing.
+mkdir -p "$T_TMP/systemd-system"
+out=$(sh -c "${cmd//\/run\/systemd\/system/$T_TMP/systemd-system}" 2>&1)
+rc=$?
+[[ $rc -eq 0 && -z $out && $cmd == "[ -d /run/systemd/system ] || "* ]] &&
+    ok "cron line: steps aside where systemd runs (the timer runs the job)" ||
+    fail "cron line under systemd" "rc $rc, '$out' ($cmd)"
 
 finish

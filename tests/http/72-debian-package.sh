@@ -30,7 +30,20 @@
 #    user or group (a user idemorders that was there before the package,
 #    such as the test stack's, stays), no /run/idemorders, no enabled
 #    unit; the database and its orders stay.
-# Takes about a minute, most of it dpkg-buildpackage.
+#  - upgrade: the previous package (built from main) installed, its
+#    database migrated and its serve running; dpkg -i of this one
+#    migrates the schema and the old binary, still running, creates an
+#    order against it (the rule: migrations only add);
+#  - install starts no service; without a database the init script's
+#    serve answers _health 503 and its log says why; with one, the init
+#    script starts, reloads, reports and stops serve; the cron line and
+#    the logrotate file are installed;
+#  - the frontend secret is on from the start, and a rotation
+#    (idemorders-frontend-secret begin, web, end) refuses no request;
+#  - dpkg -r disables both snippets (a2enconf'd, lighty-enable-mod'ed),
+#    a reinstall enables them again; purge removes the secret includes,
+#    Apache's state, the logs, the init links.
+# Takes a few minutes, most of it dpkg-buildpackage.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
@@ -55,6 +68,44 @@ else
 	pkg_build || finish
 fi
 pkg_lintian
+
+# --- upgrade from the previous package -----------------------------------------
+ORDER1='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
+if pkg_build_old; then
+	dpkg --purge idemorders >/dev/null 2>&1
+	if DEBIAN_FRONTEND=noninteractive dpkg -i "$PKG_OLD_DEB" >"$T_TMP/old-install" 2>&1; then
+		ok "dpkg -i the previous package"
+		pkg_use_test_db
+		/usr/sbin/idemorders migrate -c "$PKG_CONF" >/dev/null 2>&1
+		printf 'A-10,KRW,6000,100\n' >"$T_TMP/old-stock.csv"
+		/usr/sbin/idemorders stock import -c "$PKG_CONF" "$T_TMP/old-stock.csv" >/dev/null 2>&1 ||
+		    /usr/sbin/idemorders stock import "$T_TMP/old-stock.csv" >/dev/null 2>&1
+		install -d -m 0755 "$PKG_RUN"
+		pkg_serve
+		OLD_PID=$PKG_SERVE_PID
+		# The config was changed (the database): keep it, as an
+		# administrator answering dpkg's question would.
+		if DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold "$PKG_DEB" >"$T_TMP/upgrade" 2>&1; then
+			ok "dpkg -i: upgrade from the previous package"
+		else
+			fail "upgrade" "$(tail -n 5 "$T_TMP/upgrade" | tr '\n' ' ')"
+		fi
+		nmig=$(ls /usr/share/idemorders/schema/[0-9][0-9][0-9]_*.sql | wc -l)
+		expect_sql "SELECT COUNT(*) FROM $PKG_DB.schema_migrations" "$nmig" \
+		    "upgrade: postinst migrated the schema ($nmig migrations)"
+		kill -0 "$OLD_PID" 2>/dev/null && [[ $(readlink "/proc/$OLD_PID/exe") == *"(deleted)" ]] &&
+		    ok "upgrade: the old serve still runs (its binary replaced)" ||
+		    fail "upgrade: old serve" "$(readlink "/proc/$OLD_PID/exe" 2>&1)"
+		FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$ORDER1" POST "$MOUNT" REMOTE_USER=alice \
+		    HTTP_IDEMPOTENCY_KEY="$(unique_key upgrade)" CONTENT_TYPE=application/json
+		expect_status 201 "upgrade: the old binary creates an order on the migrated schema"
+		pkg_stop_all
+	else
+		fail "previous package" "$(tail -n 5 "$T_TMP/old-install" | tr '\n' ' ')"
+	fi
+	dpkg --purge idemorders >/dev/null 2>&1
+	sql "DROP DATABASE IF EXISTS $PKG_DB" >/dev/null
+fi
 
 # --- install ---------------------------------------------------------------------
 # A user idemorders made by someone else (the test stack runs its pool as
@@ -110,6 +161,51 @@ fi
 for u in sockets.target.wants/idemorders.socket timers.target.wants/idemorders-expire.timer; do
 	[[ -L /etc/systemd/system/$u ]] && ok "enabled: $u" || fail "enabled units" "no /etc/systemd/system/$u"
 done
+# The service is never started by the package (the socket may be).
+grep -q 'deb-systemd-invoke \(start\|restart\).*idemorders.service' /var/lib/dpkg/info/idemorders.postinst &&
+    fail "postinst" "starts idemorders.service: $(grep -n 'deb-systemd-invoke' /var/lib/dpkg/info/idemorders.postinst | tr '\n' ' ')" ||
+    ok "postinst never starts idemorders.service (on upgrade: try-restart after migrate)"
+pgrep -f '^/usr/sbin/idemorders serve' >/dev/null &&
+    fail "install" "a serve runs: $(pgrep -af '^/usr/sbin/idemorders serve')" ||
+    ok "install started no serve"
+[[ $(stat -c '%U:%G %a' /etc/idemorders/db-password 2>&1) == "root:idemorders 640" ]] &&
+    ! dpkg-query -W -f='${Conffiles}\n' idemorders | grep -q " /etc/idemorders/db-password " &&
+    ok "postinst made a database password (root:idemorders 0640, not a conffile)" ||
+    fail "db-password" "$(stat -c '%U:%G %a' /etc/idemorders/db-password 2>&1)"
+f=/etc/cron.d/idemorders-expire
+[[ $(stat -c '%U %a' $f 2>&1) == "root 644" ]] &&
+    grep -q $'\tidemorders\t\\[ -d /run/systemd/system \\] || { out=$(/usr/sbin/idemorders expire -c /etc/idemorders/idemorders.conf' $f &&
+    ok "$f: root 0644, /usr/sbin paths, steps aside under systemd" ||
+    fail "$f" "$(stat -c '%U %a' $f 2>&1) $(grep -v '^#' $f 2>&1 | tail -n 1)"
+[[ -f /etc/logrotate.d/idemorders ]] && grep -q copytruncate /etc/logrotate.d/idemorders &&
+    ok "/etc/logrotate.d/idemorders (copytruncate)" || fail "logrotate" "no /etc/logrotate.d/idemorders"
+
+# pkg_alive PID: the process runs (a zombie does not: the container's
+# PID 1 may not reap what start-stop-daemon left to it).
+pkg_alive() {
+	[[ -r /proc/$1/stat ]] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
+# --- without systemd: the init script, first without a database ----------------
+if /etc/init.d/idemorders start >"$T_TMP/init" 2>&1; then
+	ok "/etc/init.d/idemorders start (no database yet)"
+else
+	fail "init start" "$(tr '\n' ' ' <"$T_TMP/init")"
+fi
+INIT_PID=$(cat /run/idemorders.pid 2>/dev/null)
+SECRET=$(head -n 1 /etc/idemorders/frontend.secret)
+FCGI_SOCKET=$PKG_SOCK fcgi_req GET "$MOUNT/_health" IDEMORDERS_FRONTEND_SECRET="$SECRET"
+expect_status 503 "without a database: _health"
+pkg_wait grep -qi 'database\|mysql\|connect' /var/log/idemorders/idemorders.log &&
+    ok "the log says why: $(grep -i 'database\|mysql\|connect' /var/log/idemorders/idemorders.log | tail -n 1 | cut -c1-160)" ||
+    fail "init log" "$(tail -n 3 /var/log/idemorders/idemorders.log 2>&1 | tr '\n' ' ')"
+/etc/init.d/idemorders status >/dev/null 2>&1 && ok "init status: running (pid $INIT_PID)" ||
+    fail "init status" "rc $?"
+/etc/init.d/idemorders stop >/dev/null 2>&1 && ! pkg_alive "$INIT_PID" &&
+    ok "init stop" || fail "init stop" "pid $INIT_PID"
+/etc/init.d/idemorders status >/dev/null 2>&1
+rc=$?
+[[ $rc -eq 3 ]] && ok "init status after stop: 3 (not running)" || fail "init status after stop" "rc $rc"
 
 # --- database: postinst migrates once it can reach it ---------------------------
 pkg_use_test_db || finish
@@ -127,6 +223,23 @@ if out=$(/usr/sbin/idemorders stock import "$T_TMP/stock.csv" 2>&1); then
 	ok "idemorders stock import: $out"
 else
 	fail "stock import" "$out"
+fi
+
+# --- the init script with the database: start, reload, stop -------------------
+if /etc/init.d/idemorders start >"$T_TMP/init" 2>&1; then
+	INIT_PID=$(cat /run/idemorders.pid)
+	FCGI_SOCKET=$PKG_SOCK fcgi_req GET "$MOUNT/_health" IDEMORDERS_FRONTEND_SECRET="$SECRET"
+	expect_status 200 "init script: _health with the database"
+	/etc/init.d/idemorders reload >/dev/null 2>&1 &&
+	    pkg_wait grep -q 'SIGHUP\|reload' /var/log/idemorders/idemorders.log &&
+	    ok "init reload: SIGHUP to the master" ||
+	    fail "init reload" "$(tail -n 3 /var/log/idemorders/idemorders.log | tr '\n' ' ')"
+	[[ $(cat /run/idemorders.pid) == "$INIT_PID" ]] && ok "init reload keeps the master" ||
+	    fail "init reload" "pid changed"
+	/etc/init.d/idemorders stop >/dev/null 2>&1 && ! pkg_alive "$INIT_PID" &&
+	    ok "init stop (graceful)" || fail "init stop" "pid $INIT_PID"
+else
+	fail "init start with the database" "$(tr '\n' ' ' <"$T_TMP/init")"
 fi
 
 # --- serve through the installed snippets ----------------------------------------
@@ -165,6 +278,35 @@ pkg_stop "$PKG_SERVE_PID"
 pkg_activation_checks
 pkg_stop_all
 
+# --- remove, reinstall: the snippets ----------------------------------------------
+PKG_LIGHTTPD_LINKS=$(ls /etc/lighttpd/conf-enabled 2>/dev/null)
+a2enconf -q idemorders >/dev/null 2>&1
+lighty-enable-mod idemorders >/dev/null 2>&1
+[[ -L /etc/apache2/conf-enabled/idemorders.conf && -L /etc/lighttpd/conf-enabled/50-idemorders.conf ]] &&
+    ok "a2enconf idemorders, lighty-enable-mod idemorders" ||
+    fail "enable snippets" "$(ls /etc/apache2/conf-enabled /etc/lighttpd/conf-enabled | tr '\n' ' ')"
+if DEBIAN_FRONTEND=noninteractive dpkg -r idemorders >"$T_TMP/remove" 2>&1; then
+	ok "dpkg -r idemorders"
+else
+	fail "dpkg -r" "$(tail -n 5 "$T_TMP/remove" | tr '\n' ' ')"
+fi
+[[ ! -e /etc/apache2/conf-enabled/idemorders.conf && ! -L /etc/apache2/conf-enabled/idemorders.conf ]] &&
+    ok "remove: the Apache snippet is disabled" || fail "remove" "/etc/apache2/conf-enabled/idemorders.conf is still there"
+[[ ! -L /etc/lighttpd/conf-enabled/50-idemorders.conf ]] &&
+    ok "remove: the lighttpd snippet is disabled" || fail "remove" "/etc/lighttpd/conf-enabled/50-idemorders.conf is still there"
+[[ -f $PKG_CONF && -f /etc/idemorders/frontend.secret && -f /etc/apache2/idemorders-secret.conf ]] &&
+    ok "remove keeps the config, the secret and its includes" || fail "remove" "config or secret gone"
+if DEBIAN_FRONTEND=noninteractive dpkg -i "$PKG_DEB" >"$T_TMP/reinstall" 2>&1; then
+	ok "dpkg -i again after remove"
+else
+	fail "reinstall" "$(tail -n 5 "$T_TMP/reinstall" | tr '\n' ' ')"
+fi
+[[ -L /etc/apache2/conf-enabled/idemorders.conf && -L /etc/lighttpd/conf-enabled/50-idemorders.conf ]] &&
+    ok "reinstall: both snippets enabled again, as before the remove" ||
+    fail "reinstall" "snippets not enabled again"
+[[ $(head -n 1 /etc/idemorders/frontend.secret) == "$(grep -o '"[0-9a-f]*"' /etc/apache2/idemorders-secret.conf | tr -d '"')" ]] &&
+    ok "reinstall keeps the secret, and the includes send it" || fail "reinstall" "secret and include differ"
+
 # --- purge -----------------------------------------------------------------------
 n_orders=$(sql "SELECT COUNT(*) FROM $PKG_DB.orders")
 dpkg -L idemorders >"$T_TMP/files" 2>/dev/null
@@ -191,9 +333,16 @@ else
 	getent group idemorders >/dev/null && fail "purge" "group idemorders is still there" ||
 	    ok "group idemorders removed"
 fi
-for d in /etc/idemorders /run/idemorders; do
-	[[ -e $d ]] && fail "purge" "$d is still there: $(ls -A "$d" | tr '\n' ' ')" || ok "$d removed"
+for d in /etc/idemorders /run/idemorders /var/log/idemorders /var/lib/idemorders \
+    /etc/apache2/idemorders-secret.conf /etc/lighttpd/idemorders-secret.conf \
+    /var/lib/apache2/conf/enabled_by_admin/idemorders /var/lib/apache2/conf/enabled_by_maint/idemorders \
+    /var/lib/apache2/conf/disabled_by_maint/idemorders /etc/apache2/conf-enabled/idemorders.conf \
+    /etc/lighttpd/conf-enabled/50-idemorders.conf /run/idemorders.pid; do
+	[[ -e $d || -L $d ]] && fail "purge" "$d is still there: $(ls -Ad "$d" | tr '\n' ' ')" || ok "$d removed"
 done
+left=$(find /etc/rc?.d -name '*idemorders' 2>/dev/null | tr '\n' ' ')
+[[ -z $left ]] && ok "no init script link left" || fail "init links after purge" "$left"
+pkg_lighttpd_links_restore
 left=$(find /etc/systemd/system -name 'idemorders*' 2>/dev/null | tr '\n' ' ')
 [[ -z $left ]] && ok "no enabled idemorders unit left" || fail "units left after purge" "$left"
 expect_sql "SELECT COUNT(*) FROM $PKG_DB.orders" "$n_orders" "purge keeps the database and its orders"

@@ -113,6 +113,35 @@ pkg_lintian() {
 	fi
 }
 
+# The previous package: built from the branch PKG_OLD_REF (default main)
+# without its tests; sets PKG_OLD_DEB.  Fails when the ref is missing.
+pkg_build_old() {
+	local ref=${PKG_OLD_REF:-main} src=$PKG_WORK/old/src
+	rm -rf "$PKG_WORK/old"
+	mkdir -p "$src"
+	git -C "$REPO" archive "$ref" | tar -x -C "$src" ||
+	    { fail "previous package" "no $ref to build"; return 1; }
+	if (cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b) \
+	    >"$PKG_WORK/old/build.log" 2>&1 9>&- 8>&-; then
+		PKG_OLD_DEB=$(ls "$PKG_WORK"/old/idemorders_*.deb | head -n 1)
+		ok "the previous package, built from $ref: $(basename -- "$PKG_OLD_DEB")"
+	else
+		fail "previous package" "$(tail -n 5 "$PKG_WORK/old/build.log" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# Links in /etc/lighttpd/conf-enabled that a test made (lighty-enable-mod
+# enables the snippet's dependencies too) go again.
+pkg_lighttpd_links_restore() {
+	local f
+	[[ -n ${PKG_LIGHTTPD_LINKS+x} ]] || return 0
+	for f in /etc/lighttpd/conf-enabled/*.conf; do
+		[[ -L $f ]] || continue
+		grep -qxF "$(basename -- "$f")" <<<"$PKG_LIGHTTPD_LINKS" || rm -f "$f"
+	done
+}
+
 pkg_install() {
 	dpkg --purge idemorders >/dev/null 2>&1
 	if DEBIAN_FRONTEND=noninteractive dpkg -i "$PKG_DEB" >"$PKG_WORK/install.log" 2>&1; then
@@ -209,7 +238,7 @@ pkg_lighttpd() {
 		echo 'include "/etc/lighttpd/conf-available/50-idemorders.conf"'
 		printf '%s\n' "${PKG_LIGHTTPD_EXTRA:-}"
 	} >"$PKG_RUN/lighttpd.conf"
-	[[ $deps == "auth fastcgi" ]] && ok "lighttpd snippet depends on: $deps" ||
+	[[ $deps == "auth fastcgi setenv" ]] && ok "lighttpd snippet depends on: $deps" ||
 	    fail "lighttpd snippet depends line" "'$deps'"
 	if ! lighttpd -tt -f "$PKG_RUN/lighttpd.conf" >"$PKG_RUN/lighttpd-check.log" 2>&1; then
 		fail "lighttpd -tt with 50-idemorders.conf" "$(tr '\n' ' ' <"$PKG_RUN/lighttpd-check.log")"
@@ -233,36 +262,108 @@ pkg_stop() {
 	pkg_wait sh -c "! kill -0 $1 2>/dev/null" || kill -KILL "$1" 2>/dev/null
 }
 
-# The frontend secret as the snippets document it: the service reads it
-# from /etc/idemorders/frontend.secret, lighttpd adds it from a root-only
-# include (here in PKG_RUN instead of /etc/lighttpd) with mod_setenv, as
-# after lighty-enable-mod setenv.  A request through lighttpd is served;
-# one on the socket without it is 403.  Restarts serve and lighttpd.
+# pkg_secret_health SECRET: GET _health on the bare socket with SECRET
+# (none when empty); sets STATUS.
+pkg_secret_health() {
+	if [[ -n $1 ]]; then
+		FCGI_SOCKET=$PKG_SOCK fcgi_req GET "$MOUNT/_health" IDEMORDERS_FRONTEND_SECRET="$1"
+	else
+		FCGI_SOCKET=$PKG_SOCK fcgi_req GET "$MOUNT/_health"
+	fi
+}
+
+# pkg_secret_wait SECRET STATUS: until the socket answers STATUS to SECRET
+# (new workers after a SIGHUP).
+pkg_secret_wait() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		pkg_secret_health "$1" >/dev/null
+		[[ $STATUS == "$2" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The frontend secret as the package sets it up, and a rotation without
+# a refused request: postinst made /etc/idemorders/frontend.secret and
+# the web servers' root-only includes, which the snippets include; the
+# packaged config names the file.  idemorders-frontend-secret begin (new
+# secret first, old second), SIGHUP, web (includes), web servers
+# reloaded, end, SIGHUP: both secrets pass in the window, only the new
+# one after.  Creates go through lighttpd and Apache at every step.
 pkg_secret_checks() {
-	local s order
+	local s1 s2 order apache_conf=$PKG_RUN/apache2.conf f
 	order='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
-	s=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	install -m 0640 -o root -g idemorders /dev/null /etc/idemorders/frontend.secret
-	echo "$s" >/etc/idemorders/frontend.secret
-	install -m 0600 /dev/null "$PKG_RUN/idemorders-secret.conf"
-	printf 'setenv.add-environment += ( "IDEMORDERS_FRONTEND_SECRET" => "%s" )\n' "$s" \
-	    >"$PKG_RUN/idemorders-secret.conf"
-	pkg_set_key frontend_secret_file /etc/idemorders/frontend.secret
-	pkg_stop "$PKG_SERVE_PID"
-	pkg_stop "$PKG_LIGHTTPD_PID"
-	pkg_serve || return 1
-	PKG_LIGHTTPD_EXTRA="include \"/etc/lighttpd/conf-available/05-setenv.conf\"
-include \"$PKG_RUN/idemorders-secret.conf\""
-	pkg_lighttpd || return 1
-	post "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key secret)" "$order"
-	expect_status 201 "frontend secret: a create through lighttpd"
-	FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$order" POST "$MOUNT" REMOTE_USER=alice \
-	    HTTP_IDEMPOTENCY_KEY="$(unique_key secret)" CONTENT_TYPE=application/json
+	[[ $(stat -c '%U:%G %a' /etc/idemorders/frontend.secret 2>&1) == "root:idemorders 640" ]] &&
+	    ok "postinst made /etc/idemorders/frontend.secret (root:idemorders 0640)" ||
+	    fail "frontend.secret" "$(stat -c '%U:%G %a' /etc/idemorders/frontend.secret 2>&1)"
+	for f in /etc/apache2/idemorders-secret.conf /etc/lighttpd/idemorders-secret.conf; do
+		[[ $(stat -c '%U:%G %a' "$f" 2>&1) == "root:root 600" ]] &&
+		    ! dpkg-query -W -f='${Conffiles}\n' idemorders | grep -q " $f " &&
+		    ok "postinst wrote $f (root 0600, not a conffile)" ||
+		    fail "secret include $f" "$(stat -c '%U:%G %a' "$f" 2>&1)"
+	done
+	grep -qx 'frontend_secret_file = /etc/idemorders/frontend.secret' "$PKG_CONF" &&
+	    ok "the packaged config names the frontend secret" ||
+	    fail "packaged config" "no frontend_secret_file line"
+	s1=$(head -n 1 /etc/idemorders/frontend.secret)
+	pkg_secret_health ""
 	expect_status 403 "frontend secret: the socket without it"
-	FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$order" POST "$MOUNT" REMOTE_USER=alice \
-	    HTTP_IDEMPOTENCY_KEY="$(unique_key secret)" CONTENT_TYPE=application/json \
-	    IDEMORDERS_FRONTEND_SECRET=wrong
+	pkg_secret_health wrong
 	expect_status 403 "frontend secret: the socket with a wrong one"
+	pkg_secret_health "$s1"
+	expect_status 200 "frontend secret: the socket with it"
+
+	# 1. A new secret first, the old one second; serve reloads.
+	idemorders-frontend-secret begin >"$T_TMP/rot" 2>&1 ||
+	    fail "idemorders-frontend-secret begin" "$(cat "$T_TMP/rot")"
+	s2=$(head -n 1 /etc/idemorders/frontend.secret)
+	[[ -n $s2 && $s2 != "$s1" && $(sed -n 2p /etc/idemorders/frontend.secret) == "$s1" &&
+	    $(stat -c '%U:%G %a' /etc/idemorders/frontend.secret) == "root:idemorders 640" ]] &&
+	    ok "rotation begin: the new secret, then the old one (root:idemorders 0640)" ||
+	    fail "rotation begin" "$(stat -c '%U:%G %a' /etc/idemorders/frontend.secret) $(wc -l </etc/idemorders/frontend.secret) lines"
+	kill -HUP "$PKG_SERVE_PID"
+	pkg_secret_wait "$s2" 200 && ok "rotation: after the reload the new secret passes" ||
+	    fail "rotation: new secret after reload" "status $STATUS"
+	pkg_secret_health "$s1"
+	expect_status 200 "rotation: the old secret still passes"
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key rot1)" "$order"
+	expect_status 201 "rotation: lighttpd, still sending the old secret"
+	post "$PKG_APACHE_URL" "$ALICE" "$(unique_key rot1a)" "$order"
+	expect_status 201 "rotation: Apache, still sending the old secret"
+
+	# 2. The web servers send the new one.
+	idemorders-frontend-secret web >"$T_TMP/rot" 2>&1 ||
+	    fail "idemorders-frontend-secret web" "$(cat "$T_TMP/rot")"
+	grep -q "\"$s2\"" /etc/apache2/idemorders-secret.conf &&
+	    grep -q "\"$s2\"" /etc/lighttpd/idemorders-secret.conf &&
+	    ok "rotation web: both includes hold the new secret" ||
+	    fail "rotation web" "includes not rewritten"
+	pkg_stop "$PKG_LIGHTTPD_PID"
+	pkg_lighttpd || return 1
+	apache2 -d "$PKG_RUN/apache" -f "$apache_conf" -k graceful >/dev/null 2>&1
+	sleep 1
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key rot2)" "$order"
+	expect_status 201 "rotation: lighttpd with the new secret"
+	post "$PKG_APACHE_URL" "$ALICE" "$(unique_key rot2a)" "$order"
+	expect_status 201 "rotation: Apache with the new secret"
+
+	# 3. Only the new one.
+	idemorders-frontend-secret end >"$T_TMP/rot" 2>&1 ||
+	    fail "idemorders-frontend-secret end" "$(cat "$T_TMP/rot")"
+	[[ $(wc -l </etc/idemorders/frontend.secret) == 1 &&
+	    $(head -n 1 /etc/idemorders/frontend.secret) == "$s2" ]] &&
+	    ok "rotation end: only the new secret is left" ||
+	    fail "rotation end" "$(wc -l </etc/idemorders/frontend.secret) lines"
+	kill -HUP "$PKG_SERVE_PID"
+	pkg_secret_wait "$s1" 403 && ok "rotation: after the last reload the old secret is refused (403)" ||
+	    fail "rotation: old secret after end" "status $STATUS"
+	pkg_secret_health "$s2"
+	expect_status 200 "rotation: the new secret passes"
+	post "$PKG_LIGHTTPD_URL" "$ALICE" "$(unique_key rot3)" "$order"
+	expect_status 201 "rotation done: lighttpd"
+	post "$PKG_APACHE_URL" "$ALICE" "$(unique_key rot3a)" "$order"
+	expect_status 201 "rotation done: Apache"
 }
 
 # metrics = on: /orders/_metrics answers loopback without credentials
@@ -296,7 +397,7 @@ pkg_apache() {
 		echo "ServerName 127.0.0.1"
 		echo "Listen 127.0.0.1:$PKG_APACHE_PORT"
 		for m in mpm_event authn_core authn_file authz_core authz_host \
-		    authz_user auth_basic proxy proxy_fcgi; do
+		    authz_user auth_basic env proxy proxy_fcgi; do
 			echo "LoadModule ${m}_module /usr/lib/apache2/modules/mod_$m.so"
 		done
 		echo "User www-data"
@@ -417,6 +518,8 @@ pkg_stop_all() {
 # drop the package's database, remove the build.
 pkg_cleanup() {
 	pkg_stop_all
+	[[ -x /etc/init.d/idemorders ]] && /etc/init.d/idemorders stop >/dev/null 2>&1
+	pkg_lighttpd_links_restore
 	if dpkg-query -W -f='${Status}' idemorders 2>/dev/null | grep -q installed; then
 		dpkg --purge idemorders >/dev/null 2>&1
 	fi

@@ -482,6 +482,62 @@ test_frontend_secret(void)
 	remove(path);
 }
 
+/*
+ * A rotation: the first line is the current secret (the one the web
+ * server sends), the second the previous one, accepted too until the
+ * web server has the new one.  Three lines, an empty line or a stray
+ * CR are refused.
+ */
+static void
+test_frontend_secret_rotation(void)
+{
+	static const struct {
+		const char	*file;
+		const char	*cur, *prev;	/* NULL cur: refused */
+		const char	*err;
+	} t[] = {
+		{ "new\nold\n", "new", "old", NULL },
+		{ "new\r\nold\r\n", "new", "old", NULL },
+		{ "new\nold", "new", "old", NULL },
+		{ "only\n", "only", NULL, NULL },
+		{ "a\nb\nc\n", NULL, NULL, "more than two lines" },
+		{ "\nold\n", NULL, NULL, "empty line" },
+		{ "new\n\n", NULL, NULL, "empty line" },
+		{ "new\nold\n\n", NULL, NULL, "more than two lines" },
+		{ "ne\rw\nold\n", NULL, NULL, "carriage return" },
+	};
+	struct conf	 c;
+	char		 err[256], text[256];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char	 path[] = "/tmp/idemorders-fs-XXXXXX";
+
+		write_temp(path, t[i].file, strlen(t[i].file));
+		snprintf(text, sizeof(text), "frontend_secret_file = %s\n",
+		    path);
+		if (t[i].cur != NULL) {
+			CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+			CU_ASSERT_STRING_EQUAL(c.frontend_secret, t[i].cur);
+			if (t[i].prev == NULL) {
+				CU_ASSERT_PTR_NULL(c.frontend_secret_prev);
+			} else {
+				CU_ASSERT_STRING_EQUAL(c.frontend_secret_prev,
+				    t[i].prev);
+			}
+		} else {
+			CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+			CU_ASSERT_PTR_NOT_NULL(strstr(err, t[i].err));
+			if (strstr(err, t[i].err) == NULL)
+				fprintf(stderr, "case %zu: %s\n", i, err);
+		}
+		conf_clear(&c);
+		CU_ASSERT_PTR_NULL(c.frontend_secret);
+		CU_ASSERT_PTR_NULL(c.frontend_secret_prev);
+		remove(path);
+	}
+}
+
 static void
 test_load_missing(void)
 {
@@ -508,6 +564,7 @@ static const struct unit_test tests[] = {
 	{ "long listen host", test_long_listen_host },
 	{ "allow_peers", test_peers },
 	{ "frontend secret", test_frontend_secret },
+	{ "frontend secret rotation", test_frontend_secret_rotation },
 	{ NULL, NULL },
 };
 
