@@ -434,15 +434,7 @@ hello_start() {
 }
 
 hello_stop() {
-	local pid
-	if pid=$(pid_alive "$RUN/hello.pid" hello-fcgi); then
-		kill -TERM "$pid" 2>/dev/null || true
-		if ! wait_gone "$pid" 15; then
-			kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
-			wait_gone "$pid" 5 || true
-		fi
-	fi
-	rm -f "$RUN/hello.pid"
+	stop_pidfile "$RUN/hello.pid" hello-fcgi TERM
 	HELLO_PID=
 }
 

@@ -183,6 +183,22 @@ wait_gone() {
 	! proc_running "$pid"
 }
 
+# stop_pidfile PIDFILE NAME SIGNAL [WHAT]: send SIGNAL to the process NAME
+# of PIDFILE (saying so when WHAT is given), KILL it and its children
+# after 15 s; remove PIDFILE.
+stop_pidfile() {
+	local pidfile=$1 name=$2 sig=$3 what=${4:-} pid
+	if pid=$(pid_alive "$pidfile" "$name"); then
+		[[ -z $what ]] || say "stopping $what (pid $pid)"
+		kill "-$sig" "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" 15; then
+			kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
+			wait_gone "$pid" 5 || true
+		fi
+	fi
+	rm -f "$pidfile"
+}
+
 # Die unless nothing listens on 127.0.0.1:PORT (for WHAT).
 need_free_port() {
 	local port=$1 what=$2

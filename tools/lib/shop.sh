@@ -170,16 +170,8 @@ php_fpm_start() {
 }
 
 php_fpm_stop() {
-	local pid
-	if pid=$(pid_alive "$PHP_FPM_PIDFILE" php-fpm); then
-		say "stopping php-fpm (pid $pid)"
-		kill -QUIT "$pid" 2>/dev/null || true
-		if ! wait_gone "$pid" 15; then
-			kill -KILL "$pid" $(pgrep -P "$pid" || true) 2>/dev/null || true
-			wait_gone "$pid" 5 || true
-		fi
-	fi
-	rm -f "$PHP_FPM_PIDFILE" "$RUN/php-fpm.stamp" "$PHP_FPM_SOCKET"
+	stop_pidfile "$PHP_FPM_PIDFILE" php-fpm QUIT php-fpm
+	rm -f "$RUN/php-fpm.stamp" "$PHP_FPM_SOCKET"
 }
 
 # ------------------------------------------------- the shop's web servers
@@ -228,16 +220,8 @@ shop_lighttpd_start() {
 }
 
 shop_lighttpd_stop() {
-	local pid
-	if pid=$(pid_alive "$SHOP_LIGHTTPD_PIDFILE" lighttpd); then
-		say "stopping the shop's lighttpd (pid $pid)"
-		kill -TERM "$pid" 2>/dev/null || true
-		if ! wait_gone "$pid" 15; then
-			kill -KILL "$pid" 2>/dev/null || true
-			wait_gone "$pid" 5 || true
-		fi
-	fi
-	rm -f "$SHOP_LIGHTTPD_PIDFILE" "$RUN/lighttpd-shop.stamp"
+	stop_pidfile "$SHOP_LIGHTTPD_PIDFILE" lighttpd TERM "the shop's lighttpd"
+	rm -f "$RUN/lighttpd-shop.stamp"
 }
 
 shop_apache_ctl() {

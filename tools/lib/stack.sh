@@ -410,16 +410,8 @@ lighttpd_start() {
 }
 
 lighttpd_stop() {
-	local pid
-	if pid=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd); then
-		say "stopping lighttpd (pid $pid)"
-		kill -TERM "$pid" 2>/dev/null || true
-		if ! wait_gone "$pid" 15; then
-			kill -KILL "$pid" 2>/dev/null || true
-			wait_gone "$pid" 5 || true
-		fi
-	fi
-	rm -f "$LIGHTTPD_PIDFILE" "$RUN/lighttpd.stamp"
+	stop_pidfile "$LIGHTTPD_PIDFILE" lighttpd TERM lighttpd
+	rm -f "$RUN/lighttpd.stamp"
 }
 
 apache_ctl() {
