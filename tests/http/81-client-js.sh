@@ -7,16 +7,12 @@
 # cancelled or todo tests are failures here.  Node 18 or later (Debian 12
 # ships 18).  About 10 s.
 . "$(dirname -- "$0")/../lib/http.sh"
+. "$(dirname -- "$0")/../lib/node.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
 export LIGHTTPD_URL APACHE_URL DEV LOGDIR
 dir=$REPO/clients/js
 tap=$T_TMP/tap
-
-# count WORD: the "# WORD N" total of the TAP output.
-count() {
-	sed -n "s/^# $1 \([0-9]*\)$/\1/p" "$tap" | tail -n 1
-}
 
 if ! command -v node >/dev/null; then
 	fail "node" "node is not installed (Debian: nodejs)"
@@ -30,24 +26,6 @@ fi
 timeout -k 5 300 node --test --test-reporter=tap "$dir"/test/*.test.mjs \
     >"$tap" 2>&1
 rc=$?
-grep -E '^(not )?ok ' "$tap" | sed 's/^/       /'
-if grep -q '^not ok ' "$tap"; then
-	echo "       --- node --test output ---"
-	sed 's/^/       /' "$tap" | head -n 400
-fi
-pass=$(count pass) fails=$(count fail)
-if [[ -z $pass || -z $fails ]]; then
-	fail "node --test" "no totals in its output (status $rc)"
-	sed 's/^/       /' "$tap" | head -n 60
-	finish
-fi
-cancelled=$(count cancelled) skipped=$(count skipped) todo=$(count todo)
-other=$((${cancelled:-0} + ${skipped:-0} + ${todo:-0}))
-PASSED=$pass
-FAILED=$((fails + other))
-[[ $other -gt 0 ]] && echo "FAIL   $other test(s) skipped, cancelled or todo: none may be here"
-if [[ $rc -ne 0 && $FAILED -eq 0 ]]; then
-	fail "node --test" "exit status $rc with no failing test"
-fi
+node_tap_judge "$tap" "$rc" || finish
 pool_wait_full 40 || fail "pool" "fewer workers than configured after the crashes"
 finish
