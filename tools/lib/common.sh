@@ -183,6 +183,22 @@ wait_gone() {
 	! proc_running "$pid"
 }
 
+# await_pidfile PIDFILE NAME SECONDS SUM STAMP ERRLOG WHAT: wait until the
+# process NAME of PIDFILE runs, then record SUM in STAMP; else show ERRLOG
+# and die saying WHAT did not start.
+await_pidfile() {
+	local pidfile=$1 name=$2 secs=$3 sum=$4 stamp=$5 errlog=$6 what=$7 i
+	for ((i = 0; i < secs * 10; i++)); do
+		if pid_alive "$pidfile" "$name" >/dev/null; then
+			printf '%s\n' "$sum" >"$stamp"
+			return 0
+		fi
+		sleep 0.1
+	done
+	show_log "$errlog"
+	die "$what did not start"
+}
+
 # stop_pidfile PIDFILE NAME SIGNAL [WHAT]: send SIGNAL to the process NAME
 # of PIDFILE (saying so when WHAT is given), KILL it and its children
 # after 15 s; remove PIDFILE.

@@ -208,15 +208,8 @@ shop_lighttpd_start() {
 		show_log "$LOGDIR/lighttpd-shop-error.log"
 		die "the shop's lighttpd did not start"
 	fi
-	for ((i = 0; i < 50; i++)); do
-		if pid_alive "$SHOP_LIGHTTPD_PIDFILE" lighttpd >/dev/null; then
-			printf '%s\n' "$sum" >"$RUN/lighttpd-shop.stamp"
-			return 0
-		fi
-		sleep 0.1
-	done
-	show_log "$LOGDIR/lighttpd-shop-error.log"
-	die "the shop's lighttpd did not start"
+	await_pidfile "$SHOP_LIGHTTPD_PIDFILE" lighttpd 5 "$sum" "$RUN/lighttpd-shop.stamp" \
+	    "$LOGDIR/lighttpd-shop-error.log" "the shop's lighttpd"
 }
 
 shop_lighttpd_stop() {
@@ -259,15 +252,8 @@ shop_apache_start() {
 		show_log "$LOGDIR/apache-shop-error.log"
 		die "the shop's apache2 did not start"
 	fi
-	for ((i = 0; i < 100; i++)); do
-		if pid_alive "$APACHE_SHOP_PIDFILE" apache2 >/dev/null; then
-			printf '%s\n' "$sum" >"$RUN/apache-shop.stamp"
-			return 0
-		fi
-		sleep 0.1
-	done
-	show_log "$LOGDIR/apache-shop-error.log"
-	die "the shop's apache2 did not start"
+	await_pidfile "$APACHE_SHOP_PIDFILE" apache2 10 "$sum" "$RUN/apache-shop.stamp" \
+	    "$LOGDIR/apache-shop-error.log" "the shop's apache2"
 }
 
 shop_apache_stop() {

@@ -398,15 +398,8 @@ lighttpd_start() {
 		show_log "$LOGDIR/lighttpd-error.log"
 		die "lighttpd did not start"
 	fi
-	for ((i = 0; i < 50; i++)); do
-		if pid_alive "$LIGHTTPD_PIDFILE" lighttpd >/dev/null; then
-			printf '%s\n' "$sum" >"$RUN/lighttpd.stamp"
-			return 0
-		fi
-		sleep 0.1
-	done
-	show_log "$LOGDIR/lighttpd-error.log"
-	die "lighttpd did not start"
+	await_pidfile "$LIGHTTPD_PIDFILE" lighttpd 5 "$sum" "$RUN/lighttpd.stamp" \
+	    "$LOGDIR/lighttpd-error.log" "lighttpd"
 }
 
 lighttpd_stop() {
@@ -450,15 +443,8 @@ EOF
 		show_log "$LOGDIR/apache-error.log"
 		die "apache2 did not start"
 	fi
-	for ((i = 0; i < 100; i++)); do
-		if pid_alive "$APACHE_PIDFILE" apache2 >/dev/null; then
-			printf '%s\n' "$sum" >"$RUN/apache.stamp"
-			return 0
-		fi
-		sleep 0.1
-	done
-	show_log "$LOGDIR/apache-error.log"
-	die "apache2 did not start"
+	await_pidfile "$APACHE_PIDFILE" apache2 10 "$sum" "$RUN/apache.stamp" \
+	    "$LOGDIR/apache-error.log" "apache2"
 }
 
 apache_stop() {
