@@ -68,7 +68,6 @@ struct attempt_ctx {
 	int				 unknown;	/* a COMMIT's outcome was
 							   unknown: sticky */
 
-
 	/* This attempt's state. */
 	int				 claimed;	/* ledger row inserted */
 	int				 savepoint;
