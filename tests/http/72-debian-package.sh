@@ -30,7 +30,8 @@
 #    user or group (a user idemorders that was there before the package,
 #    such as the test stack's, stays), no /run/idemorders, no enabled
 #    unit; the database and its orders stay.
-#  - upgrade: the previous package (built from main) installed, its
+#  - upgrade: the previous package (built from the tree before the last
+#    debian/changelog entry) installed, its
 #    database migrated and its serve running; dpkg -i of this one
 #    migrates the schema and the old binary, still running, creates an
 #    order against it (the rule: migrations only add);
@@ -96,8 +97,13 @@ if pkg_build_old; then
 		kill -0 "$OLD_PID" 2>/dev/null && [[ $(readlink "/proc/$OLD_PID/exe") == *"(deleted)" ]] &&
 		    ok "upgrade: the old serve still runs (its binary replaced)" ||
 		    fail "upgrade: old serve" "$(readlink "/proc/$OLD_PID/exe" 2>&1)"
+		# With the secret the old package made, if it made one.
+		old_secret=()
+		[[ -r /etc/idemorders/frontend.secret ]] &&
+		    old_secret=(IDEMORDERS_FRONTEND_SECRET="$(head -n 1 /etc/idemorders/frontend.secret)")
 		FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$ORDER1" POST "$MOUNT" REMOTE_USER=alice \
-		    HTTP_IDEMPOTENCY_KEY="$(unique_key upgrade)" CONTENT_TYPE=application/json
+		    HTTP_IDEMPOTENCY_KEY="$(unique_key upgrade)" CONTENT_TYPE=application/json \
+		    "${old_secret[@]}"
 		expect_status 201 "upgrade: the old binary creates an order on the migrated schema"
 		pkg_stop_all
 	else
