@@ -30,8 +30,8 @@
 #    user or group (a user idemorders that was there before the package,
 #    such as the test stack's, stays), no /run/idemorders, no enabled
 #    unit; the database and its orders stay.
-#  - upgrade: the previous package (built from the tree before the last
-#    debian/changelog entry) installed, its
+#  - upgrade: the previous package (0.1.0, built from its commit)
+#    installed, its
 #    database migrated and its serve running; dpkg -i of this one
 #    migrates the schema and the old binary, still running, creates an
 #    order against it (the rule: migrations only add);

@@ -113,14 +113,12 @@ pkg_lintian() {
 	fi
 }
 
-# The previous package: built from PKG_OLD_REF without its tests; sets
-# PKG_OLD_DEB.  By default the tree just before the last change of
-# debian/changelog, i.e. the previous version.  Fails when the ref is
-# missing.
+# The previous package: built from PKG_OLD_REF (default: the commit of
+# the last released build, 0.1.0) without its tests; sets PKG_OLD_DEB.
+# Fails when the ref is missing.
+PKG_PREVIOUS=5f48f8e
 pkg_build_old() {
-	local ref=${PKG_OLD_REF:-} src=$PKG_WORK/old/src
-	[[ -n $ref ]] ||
-	    ref=$(git -C "$REPO" log -n 1 --format=%H -- debian/changelog)^
+	local ref=${PKG_OLD_REF:-$PKG_PREVIOUS} src=$PKG_WORK/old/src
 	rm -rf "$PKG_WORK/old"
 	mkdir -p "$src"
 	git -C "$REPO" archive "$ref" | tar -x -C "$src" ||
