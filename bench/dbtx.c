@@ -35,6 +35,7 @@
 
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "fingerprint.h"
 #include "ledger.h"
 #include "log.h"
