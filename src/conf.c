@@ -13,16 +13,15 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <strings.h>
 
 #include "conf.h"
+#include "peers.h"
+#include "secret.h"
 #include "text.h"
 
 #define CONF_FILE_MAX	(1024 * 1024)
 #define CONF_LINE_MAX	4096
-#define PASSWORD_MAX	4096	/* bytes of a db_password_file */
 #define LISTEN_HOST_MAX	255	/* a DNS name or an address */
 
 enum conf_type {
@@ -60,7 +59,6 @@ struct conf_key {
 };
 
 static int	conf_check(const struct conf *, const char *, char *, size_t);
-static int	split_secret(const char *, char *, char **, char *, size_t);
 
 static const struct {
 	const char	*name;
@@ -297,96 +295,6 @@ parse_long(const char *s, long *out)
 }
 
 /*
- * Read a password file whole: one trailing newline (LF or CRLF) is not
- * part of the password; any other line break (but one LF or CRLF when
- * maxlines is 2), a NUL byte, an empty file or one over PASSWORD_MAX
- * bytes is an error, and so is a file every user may read.  *out is the
- * caller's.  Also used for frontend_secret_file (two lines).
- */
-static int
-read_password_file(const char *path, int maxlines, char **out, char *err,
-    size_t errsz)
-{
-	struct stat	 st;
-	char		*pw = NULL;
-	size_t		 len = 0;
-	ssize_t		 n;
-	int		 fd, rc = -1;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1) {
-		snprintf(err, errsz, "cannot read %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1) {
-		snprintf(err, errsz, "cannot read %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if ((st.st_mode & S_IROTH) != 0) {
-		snprintf(err, errsz, "%s is readable by every user (mode "
-		    "%04o): chmod o-r, e.g. root:idemorders 0640", path,
-		    (unsigned int)(st.st_mode & 07777));
-		goto out;
-	}
-	pw = malloc(PASSWORD_MAX + 2);
-	if (pw == NULL) {
-		snprintf(err, errsz, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		n = read(fd, pw + len, PASSWORD_MAX + 2 - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == PASSWORD_MAX + 2)
-			break;
-	}
-	if (n == -1) {
-		snprintf(err, errsz, "cannot read %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if (len > 0 && pw[len - 1] == '\n')
-		len--;
-	if (len > 0 && pw[len - 1] == '\r')
-		len--;
-	if (len > PASSWORD_MAX) {
-		snprintf(err, errsz, "%s is larger than %d bytes", path,
-		    PASSWORD_MAX);
-		goto out;
-	}
-	if (len == 0) {
-		snprintf(err, errsz, "%s is empty", path);
-		goto out;
-	}
-	if (maxlines < 2 && (memchr(pw, '\n', len) != NULL ||
-	    memchr(pw, '\r', len) != NULL)) {
-		snprintf(err, errsz, "%s holds more than one line (the "
-		    "password is the whole file, without its final newline)",
-		    path);
-		goto out;
-	}
-	if (memchr(pw, '\0', len) != NULL) {
-		snprintf(err, errsz, "%s holds a NUL byte", path);
-		goto out;
-	}
-	pw[len] = '\0';
-	*out = pw;
-	pw = NULL;
-	rc = 0;
-out:
-	if (pw != NULL)
-		explicit_bzero(pw, PASSWORD_MAX + 2);
-	free(pw);
-	close(fd);
-	return rc;
-}
-
-/*
  * Check the listen syntax: unix:/abs/path or HOST:PORT (an IPv6 address
  * in brackets).  err says what is wrong.
  */
@@ -423,90 +331,6 @@ bad:
 	return -1;
 }
 
-/* Parse one numeric IPv4 or IPv6 address into a v4-mapped in6_addr. */
-static int
-parse_addr(const char *s, struct in6_addr *out)
-{
-	struct in_addr	 a4;
-
-	if (inet_pton(AF_INET6, s, out) == 1)
-		return 0;
-	if (inet_pton(AF_INET, s, &a4) != 1)
-		return -1;
-	memset(out, 0, sizeof(*out));
-	out->s6_addr[10] = 0xff;
-	out->s6_addr[11] = 0xff;
-	memcpy(&out->s6_addr[12], &a4, 4);
-	return 0;
-}
-
-/*
- * Call fn for each address of a list "A, B C": commas and blanks
- * separate.  Returns -1 at the first entry that is not an address (its
- * text in bad), 1 as soon as fn returns 1, else 0.
- */
-static int
-peers_each(const char *list, int (*fn)(const struct in6_addr *, void *),
-    void *arg, char *bad, size_t badsz)
-{
-	struct in6_addr	 a;
-	const char	*p = list;
-	char		 one[INET6_ADDRSTRLEN + 1];
-	size_t		 n;
-
-	for (;;) {
-		p += strspn(p, ", \t");
-		if (*p == '\0')
-			return 0;
-		n = strcspn(p, ", \t");
-		if (n < sizeof(one)) {
-			memcpy(one, p, n);
-			one[n] = '\0';
-		}
-		if (n >= sizeof(one) || parse_addr(one, &a) == -1) {
-			if (bad != NULL)
-				snprintf(bad, badsz, "%.*s", (int)n, p);
-			return -1;
-		}
-		if (fn != NULL && fn(&a, arg) == 1)
-			return 1;
-		p += n;
-	}
-}
-
-/* peers_each() callback: does the entry equal the peer? */
-static int
-peer_equal(const struct in6_addr *a, void *arg)
-{
-	return memcmp(a, arg, sizeof(*a)) == 0;
-}
-
-/*
- * Tell whether a connection from sa is allowed by list (allow_peers):
- * its address must be one of the list's.  An IPv4 peer on an IPv6 socket
- * (::ffff:a.b.c.d) matches a.b.c.d.
- */
-int
-conf_peer_allowed(const char *list, const struct sockaddr *sa,
-    socklen_t salen)
-{
-	struct in6_addr	 peer;
-
-	if (sa->sa_family == AF_INET6 &&
-	    salen >= (socklen_t)sizeof(struct sockaddr_in6))
-		peer = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-	else if (sa->sa_family == AF_INET &&
-	    salen >= (socklen_t)sizeof(struct sockaddr_in)) {
-		memset(&peer, 0, sizeof(peer));
-		peer.s6_addr[10] = 0xff;
-		peer.s6_addr[11] = 0xff;
-		memcpy(&peer.s6_addr[12],
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-	} else
-		return 0;
-	return peers_each(list, peer_equal, &peer, NULL, 0) == 1;
-}
-
 /*
  * Tell whether a "HOST:PORT" listen names a loopback address only
  * (127.0.0.0/8, ::1, localhost); a wildcard or any other host does not.
@@ -533,11 +357,9 @@ conf_listen_is_loopback(const char *listen)
 	host[n] = '\0';
 	if (strcasecmp(host, "localhost") == 0)
 		return 1;
-	if (parse_addr(host, &a) == -1)
+	if (peers_parse_addr(host, &a) == -1)
 		return 0;
-	if (IN6_IS_ADDR_LOOPBACK(&a))
-		return 1;
-	return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
+	return peers_is_loopback(&a);
 }
 
 /* Assign one value to the key it names; err says what is wrong. */
@@ -589,7 +411,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		}
 		break;
 	case T_PEERS:
-		if (peers_each(v, NULL, NULL, msg, sizeof(msg)) == -1) {
+		if (peers_check(v, msg, sizeof(msg)) == -1) {
 			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
 			    "IPv4 or IPv6 address", msg);
 			return -1;
@@ -734,9 +556,9 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		*(int *)field = strcmp(v, "on") == 0;
 		return 0;
 	case T_SECRET_FILE:
-		if (read_password_file(v, 2, &dup, err, errsz) == -1)
+		if (secret_read_file(v, 2, &dup, err, errsz) == -1)
 			return -1;
-		if (split_secret(v, dup, &prev, err, errsz) == -1) {
+		if (secret_split(v, dup, &prev, err, errsz) == -1) {
 			explicit_bzero(dup, strlen(dup));
 			free(dup);
 			return -1;
@@ -752,7 +574,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		*sp = dup;
 		return 0;
 	case T_PASSWORD_FILE:
-		if (read_password_file(v, 1, &dup, err, errsz) == -1)
+		if (secret_read_file(v, 1, &dup, err, errsz) == -1)
 			return -1;
 		if (*sp != NULL)
 			explicit_bzero(*sp, strlen(*sp));
@@ -768,59 +590,6 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 	free(*sp);
 	*sp = dup;
 	return 0;
-}
-
-/*
- * Split a frontend secret file read by read_password_file() at its line
- * break: the first line (cut in place in text) is the current secret,
- * the one the web server sends; the second, *prev (the caller's, NULL
- * without one), the previous secret, accepted too during a rotation.
- */
-static int
-split_secret(const char *path, char *text, char **prev, char *err,
-    size_t errsz)
-{
-	char	*nl, *second;
-	size_t	 n;
-
-	*prev = NULL;
-	nl = strchr(text, '\n');
-	if (nl == NULL)
-		second = NULL;
-	else {
-		second = nl + 1;
-		if (nl > text && nl[-1] == '\r')
-			nl--;
-		*nl = '\0';
-	}
-	if (second != NULL && strchr(second, '\n') != NULL) {
-		snprintf(err, errsz, "%s holds more than two lines (the "
-		    "current secret, then the previous one during a rotation)",
-		    path);
-		goto fail;
-	}
-	if (*text == '\0' || (second != NULL && *second == '\0')) {
-		snprintf(err, errsz, "%s holds an empty line", path);
-		goto fail;
-	}
-	if (strchr(text, '\r') != NULL ||
-	    (second != NULL && strchr(second, '\r') != NULL)) {
-		snprintf(err, errsz, "%s holds a carriage return inside a "
-		    "line", path);
-		goto fail;
-	}
-	if (second != NULL) {
-		*prev = strdup(second);
-		if (*prev == NULL) {
-			snprintf(err, errsz, "out of memory");
-			goto fail;
-		}
-		n = strlen(second);
-		explicit_bzero(second, n);
-	}
-	return 0;
-fail:
-	return -1;
 }
 
 /*

@@ -15,6 +15,7 @@
 #include "order_api.h"
 #include "order_input.h"
 #include "order_view.h"
+#include "peers.h"
 #include "response.h"
 #include "router.h"
 #include "store.h"
@@ -89,7 +90,7 @@ handle_metrics(const struct request *req, struct response *resp)
 {
 	struct metrics_snapshot	 s;
 
-	if (!metrics_peer_is_loopback(req->remote_addr)) {
+	if (!peers_addr_is_loopback(req->remote_addr)) {
 		response_error(resp, 403, PROBLEM_FORBIDDEN, "metrics are "
 		    "served to loopback clients only");
 		return;

@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "mono.h"
 #include "notify.h"
+#include "peers.h"
 #include "supervisor.h"
 #include "worker.h"
 
@@ -367,23 +368,13 @@ check_tcp_exposure(const struct conf *conf, int fd)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 len = sizeof(ss);
-	const struct sockaddr_in *a4;
-	const struct sockaddr_in6 *a6;
-	int			 loopback;
+	struct in6_addr		 a;
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
 		fatal("getsockname");
-	if (ss.ss_family == AF_INET) {
-		a4 = (const struct sockaddr_in *)(const void *)&ss;
-		loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
-	} else if (ss.ss_family == AF_INET6) {
-		a6 = (const struct sockaddr_in6 *)(const void *)&ss;
-		loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr) ||
-		    (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr) &&
-		    a6->sin6_addr.s6_addr[12] == 127);
-	} else
+	if (peers_of_sockaddr((struct sockaddr *)&ss, len, &a) == -1)
 		return;
-	if (!loopback && conf->allow_peers == NULL)
+	if (!peers_is_loopback(&a) && conf->allow_peers == NULL)
 		fatalx("the listening socket accepts TCP connections from "
 		    "other hosts, and whoever connects chooses the principal: "
 		    "set allow_peers to the web servers' addresses");

@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "mono.h"
 #include "order_api.h"
+#include "peers.h"
 #include "problem.h"
 #include "response.h"
 #include "worker.h"
@@ -276,8 +277,7 @@ accept_conn(const struct conf *conf, int listen_fd, int *fdp)
 	/* allow_peers: only the listed web servers reach a TCP socket. */
 	if (conf->allow_peers != NULL && (ss.ss_family == AF_INET ||
 	    ss.ss_family == AF_INET6) &&
-	    !conf_peer_allowed(conf->allow_peers, (struct sockaddr *)&ss,
-	    len)) {
+	    !peers_allowed(conf->allow_peers, (struct sockaddr *)&ss, len)) {
 		if (getnameinfo((struct sockaddr *)&ss, len, addr,
 		    sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0)
 			snprintf(addr, sizeof(addr), "?");
