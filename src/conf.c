@@ -35,19 +35,26 @@ enum conf_type {
 	T_DURATION,	/* milliseconds in [min, max], a long */
 	T_LDURATION,	/* milliseconds in [min, max], a long long */
 	T_SIZE,		/* bytes in [min, max] */
-	T_LOGLEVEL,
-	T_LOGTARGET,
 	T_LISTEN,
 	T_MOUNT,
-	T_REUSED_STATUS,
-	T_OUT_OF_STOCK,
 	T_PASSWORD_FILE,
 	T_SECRET_FILE,
 	T_ENVVAR,	/* a FastCGI variable no client header can set */
 	T_PEERS,
+	/* An int: one of the words conf_words[] lists for the type. */
+	T_LOGLEVEL,
+	T_LOGTARGET,
 	T_FACILITY,
 	T_LOGFORMAT,
-	T_ONOFF,	/* int: on 1, off 0 */
+	T_REUSED_STATUS,
+	T_OUT_OF_STOCK,
+	T_ONOFF,	/* on 1, off 0 */
+};
+
+/* A word a word-valued key takes, and the int it stands for. */
+struct conf_word {
+	const char	*word;
+	int		 value;
 };
 
 struct conf_key {
@@ -60,16 +67,54 @@ struct conf_key {
 
 static int	conf_check(const struct conf *, const char *, char *, size_t);
 
-static const struct {
-	const char	*name;
-	int		 value;
-} facilities[] = {
+static const struct conf_word facility_words[] = {
 	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "auth", LOG_AUTH },
 	{ "authpriv", LOG_AUTHPRIV }, { "local0", LOG_LOCAL0 },
 	{ "local1", LOG_LOCAL1 }, { "local2", LOG_LOCAL2 },
 	{ "local3", LOG_LOCAL3 }, { "local4", LOG_LOCAL4 },
 	{ "local5", LOG_LOCAL5 }, { "local6", LOG_LOCAL6 },
 	{ "local7", LOG_LOCAL7 }, { NULL, 0 },
+};
+static const struct conf_word level_words[] = {
+	{ "error", LOG_ERR }, { "warning", LOG_WARNING },
+	{ "info", LOG_INFO }, { "debug", LOG_DEBUG }, { NULL, 0 },
+};
+static const struct conf_word target_words[] = {
+	{ "stderr", 0 }, { "syslog", 1 }, { NULL, 0 },
+};
+static const struct conf_word format_words[] = {
+	{ "text", LOG_FORMAT_TEXT }, { "json", LOG_FORMAT_JSON }, { NULL, 0 },
+};
+static const struct conf_word onoff_words[] = {
+	{ "on", 1 }, { "off", 0 }, { NULL, 0 },
+};
+static const struct conf_word reused_words[] = {
+	{ "409", 409 }, { "422", 422 }, { NULL, 0 },
+};
+static const struct conf_word out_of_stock_words[] = {
+	{ "final", OUT_OF_STOCK_FINAL },
+	{ "retryable", OUT_OF_STOCK_RETRYABLE }, { NULL, 0 },
+};
+
+/* A word-valued key is an int: the enums it sets must be ints. */
+_Static_assert(sizeof(enum log_format) == sizeof(int), "log_format");
+_Static_assert(sizeof(enum out_of_stock_policy) == sizeof(int),
+    "out_of_stock");
+
+/* The word-valued types: the words each takes, and them for an error. */
+static const struct conf_words {
+	enum conf_type		 type;
+	const struct conf_word	*words;		/* ends with { NULL, 0 } */
+	const char		*choices;
+} conf_words[] = {
+	{ T_LOGLEVEL,		level_words,	"error, warning, info or debug" },
+	{ T_LOGTARGET,		target_words,	"stderr or syslog" },
+	{ T_FACILITY,		facility_words,
+	    "daemon, user, auth, authpriv or local0 to local7" },
+	{ T_LOGFORMAT,		format_words,	"text or json" },
+	{ T_REUSED_STATUS,	reused_words,	"409 or 422" },
+	{ T_OUT_OF_STOCK,	out_of_stock_words, "final or retryable" },
+	{ T_ONOFF,		onoff_words,	"on or off" },
 };
 
 #define F(m)	offsetof(struct conf, m)
@@ -362,30 +407,23 @@ conf_listen_is_loopback(const char *listen)
 	return peers_is_loopback(&a);
 }
 
-/* Assign one value to the key it names; err says what is wrong. */
+/* Check the value of a string-valued key; err says what is wrong. */
 static int
-conf_set(struct conf *c, const struct conf_key *k, const char *v,
-    char *err, size_t errsz)
+check_string(const struct conf_key *k, const char *v, char *err,
+    size_t errsz)
 {
-	void	*field = (char *)c + k->off;
-	char	**sp = field;
-	char		*end, *dup, *prev, msg[64];
-	long		 n;
-	long long	 ms;
-	size_t		 sz;
+	char	 msg[64];
 
 	switch (k->type) {
 	case T_LISTEN:
-		if (check_listen(v, err, errsz) == -1)
-			return -1;
-		break;
+		return check_listen(v, err, errsz);
 	case T_PATH:
 		if (v[0] != '/') {
 			snprintf(err, errsz, "%s must be an absolute path",
 			    k->name);
 			return -1;
 		}
-		break;
+		return 0;
 	case T_MOUNT:
 		if (v[0] != '/' || (strlen(v) > 1 && v[strlen(v) - 1] == '/') ||
 		    strpbrk(v, "?#% ") != NULL) {
@@ -393,9 +431,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			    "/orders, without a trailing slash");
 			return -1;
 		}
-		break;
-	case T_STRING:
-		break;
+		return 0;
 	case T_ENVVAR:
 		if (strncasecmp(v, "HTTP_", 5) == 0) {
 			snprintf(err, errsz, "%s may not be an HTTP_* variable: "
@@ -409,41 +445,49 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			    "(letters, digits and _)", k->name);
 			return -1;
 		}
-		break;
+		return 0;
 	case T_PEERS:
 		if (peers_check(v, msg, sizeof(msg)) == -1) {
 			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
 			    "IPv4 or IPv6 address", msg);
 			return -1;
 		}
-		break;
-	case T_FACILITY:
-		for (n = 0; facilities[n].name != NULL; n++)
-			if (strcmp(v, facilities[n].name) == 0)
-				break;
-		if (facilities[n].name == NULL) {
-			snprintf(err, errsz, "log_facility must be daemon, "
-			    "user, auth, authpriv or local0 to local7");
-			return -1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Set a key of a word-valued type (ws) to the int its word stands for;
+ * err says what is wrong.
+ */
+static int
+set_word(void *field, const struct conf_key *k, const struct conf_words *ws,
+    const char *v, char *err, size_t errsz)
+{
+	const struct conf_word	*w;
+
+	for (w = ws->words; w->word != NULL; w++)
+		if (strcmp(v, w->word) == 0) {
+			*(int *)field = w->value;
+			return 0;
 		}
-		c->log_facility = facilities[n].value;
-		return 0;
-	case T_LOGFORMAT:
-		if (strcmp(v, "text") == 0)
-			c->log_format = LOG_FORMAT_TEXT;
-		else if (strcmp(v, "json") == 0)
-			c->log_format = LOG_FORMAT_JSON;
-		else {
-			snprintf(err, errsz, "log_format must be text or json");
-			return -1;
-		}
-		return 0;
-	case T_OPTSTRING:
-		if (*v != '\0')
-			break;
-		free(*sp);
-		*sp = NULL;
-		return 0;
+	snprintf(err, errsz, "%s must be %s", k->name, ws->choices);
+	return -1;
+}
+
+/* Set a numeric key within [min, max]; err says what is wrong. */
+static int
+set_number(void *field, const struct conf_key *k, const char *v, char *err,
+    size_t errsz)
+{
+	char		*end;
+	long		 n;
+	long long	 ms;
+	size_t		 sz;
+
+	switch (k->type) {
 	case T_INT:
 	case T_LONG:
 		if (parse_long(v, &n) == -1 || n < k->min || n > k->max) {
@@ -492,6 +536,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			*(long *)field = (long)ms;
 		return 0;
 	case T_SIZE:
+	default:
 		if (conf_parse_size(v, &sz) == -1 || sz < (size_t)k->min ||
 		    sz > (size_t)k->max) {
 			snprintf(err, errsz, "%s must be a size from %lld to "
@@ -501,86 +546,81 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		}
 		*(size_t *)field = sz;
 		return 0;
-	case T_LOGLEVEL:
-		if (strcmp(v, "error") == 0)
-			c->log_level = LOG_ERR;
-		else if (strcmp(v, "warning") == 0)
-			c->log_level = LOG_WARNING;
-		else if (strcmp(v, "info") == 0)
-			c->log_level = LOG_INFO;
-		else if (strcmp(v, "debug") == 0)
-			c->log_level = LOG_DEBUG;
-		else {
-			snprintf(err, errsz, "log_level must be error, "
-			    "warning, info or debug");
+	}
+}
+
+/* Put secret (or NULL) at *sp, wiping and freeing what was there. */
+static void
+replace_secret(char **sp, char *secret)
+{
+	if (*sp != NULL)
+		explicit_bzero(*sp, strlen(*sp));
+	free(*sp);
+	*sp = secret;
+}
+
+/*
+ * Read the secret file at path into the key's field: db_password_file
+ * one line, frontend_secret_file the current secret and, during a
+ * rotation, the previous one (frontend_secret_prev).
+ */
+static int
+set_secret(struct conf *c, const struct conf_key *k, const char *path,
+    char *err, size_t errsz)
+{
+	char	*secret, *prev = NULL;
+	int	 lines = k->type == T_SECRET_FILE ? 2 : 1;
+
+	if (secret_read_file(path, lines, &secret, err, errsz) == -1)
+		return -1;
+	if (k->type == T_SECRET_FILE) {
+		if (secret_split(path, secret, &prev, err, errsz) == -1) {
+			explicit_bzero(secret, strlen(secret));
+			free(secret);
 			return -1;
 		}
-		return 0;
-	case T_LOGTARGET:
-		if (strcmp(v, "stderr") == 0)
-			c->log_syslog = 0;
-		else if (strcmp(v, "syslog") == 0)
-			c->log_syslog = 1;
-		else {
-			snprintf(err, errsz, "log must be stderr or syslog");
-			return -1;
-		}
-		return 0;
-	case T_REUSED_STATUS:
-		if (strcmp(v, "409") == 0)
-			c->key_reused_status = 409;
-		else if (strcmp(v, "422") == 0)
-			c->key_reused_status = 422;
-		else {
-			snprintf(err, errsz, "key_reused_status must be 409 "
-			    "or 422");
-			return -1;
-		}
-		return 0;
-	case T_OUT_OF_STOCK:
-		if (strcmp(v, "final") == 0)
-			c->out_of_stock = OUT_OF_STOCK_FINAL;
-		else if (strcmp(v, "retryable") == 0)
-			c->out_of_stock = OUT_OF_STOCK_RETRYABLE;
-		else {
-			snprintf(err, errsz, "out_of_stock must be final or "
-			    "retryable");
-			return -1;
-		}
-		return 0;
-	case T_ONOFF:
-		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
-			snprintf(err, errsz, "%s must be on or off", k->name);
-			return -1;
-		}
-		*(int *)field = strcmp(v, "on") == 0;
-		return 0;
-	case T_SECRET_FILE:
-		if (secret_read_file(v, 2, &dup, err, errsz) == -1)
-			return -1;
-		if (secret_split(v, dup, &prev, err, errsz) == -1) {
-			explicit_bzero(dup, strlen(dup));
-			free(dup);
-			return -1;
-		}
-		if (c->frontend_secret_prev != NULL)
-			explicit_bzero(c->frontend_secret_prev,
-			    strlen(c->frontend_secret_prev));
-		free(c->frontend_secret_prev);
-		c->frontend_secret_prev = prev;
-		if (*sp != NULL)
-			explicit_bzero(*sp, strlen(*sp));
-		free(*sp);
-		*sp = dup;
-		return 0;
+		replace_secret(&c->frontend_secret_prev, prev);
+	}
+	replace_secret((char **)(void *)((char *)c + k->off), secret);
+	return 0;
+}
+
+/* Assign one value to the key it names; err says what is wrong. */
+static int
+conf_set(struct conf *c, const struct conf_key *k, const char *v,
+    char *err, size_t errsz)
+{
+	void	 *field = (char *)c + k->off;
+	char	**sp = field;
+	char	 *dup;
+	size_t	  i;
+
+	for (i = 0; i < sizeof(conf_words) / sizeof(conf_words[0]); i++)
+		if (conf_words[i].type == k->type)
+			return set_word(field, k, &conf_words[i], v, err,
+			    errsz);
+	switch (k->type) {
+	case T_INT:
+	case T_LONG:
+	case T_PORT:
+	case T_MODE:
+	case T_DURATION:
+	case T_LDURATION:
+	case T_SIZE:
+		return set_number(field, k, v, err, errsz);
 	case T_PASSWORD_FILE:
-		if (secret_read_file(v, 1, &dup, err, errsz) == -1)
-			return -1;
-		if (*sp != NULL)
-			explicit_bzero(*sp, strlen(*sp));
+	case T_SECRET_FILE:
+		return set_secret(c, k, v, err, errsz);
+	case T_OPTSTRING:
+		if (*v != '\0')
+			break;
 		free(*sp);
-		*sp = dup;
+		*sp = NULL;
 		return 0;
+	default:
+		if (check_string(k, v, err, errsz) == -1)
+			return -1;
+		break;
 	}
 	dup = strdup(v);
 	if (dup == NULL) {
