@@ -19,7 +19,7 @@
 #include "worker.h"
 
 /* Answer every request with a small JSON document. */
-static enum create_result
+static enum handler_result
 hello(struct db *db, const struct conf *conf, struct request *req,
     struct response *resp)
 {
@@ -30,7 +30,7 @@ hello(struct db *db, const struct conf *conf, struct request *req,
 	(void)req;
 	response_json(resp, 200, body, sizeof(body) - 1);
 	resp->outcome = OUTCOME_OK;
-	return CREATE_ANSWER;
+	return HANDLER_ANSWER;
 }
 
 static const struct worker_ops hello_ops = { hello, 0, NULL };

@@ -13,16 +13,15 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <strings.h>
 
 #include "conf.h"
+#include "peers.h"
+#include "secret.h"
 #include "text.h"
 
 #define CONF_FILE_MAX	(1024 * 1024)
 #define CONF_LINE_MAX	4096
-#define PASSWORD_MAX	4096	/* bytes of a db_password_file */
 #define LISTEN_HOST_MAX	255	/* a DNS name or an address */
 
 enum conf_type {
@@ -36,19 +35,26 @@ enum conf_type {
 	T_DURATION,	/* milliseconds in [min, max], a long */
 	T_LDURATION,	/* milliseconds in [min, max], a long long */
 	T_SIZE,		/* bytes in [min, max] */
-	T_LOGLEVEL,
-	T_LOGTARGET,
 	T_LISTEN,
 	T_MOUNT,
-	T_REUSED_STATUS,
-	T_OUT_OF_STOCK,
 	T_PASSWORD_FILE,
 	T_SECRET_FILE,
 	T_ENVVAR,	/* a FastCGI variable no client header can set */
 	T_PEERS,
+	/* An int: one of the words conf_words[] lists for the type. */
+	T_LOGLEVEL,
+	T_LOGTARGET,
 	T_FACILITY,
 	T_LOGFORMAT,
-	T_ONOFF,	/* int: on 1, off 0 */
+	T_REUSED_STATUS,
+	T_OUT_OF_STOCK,
+	T_ONOFF,	/* on 1, off 0 */
+};
+
+/* A word a word-valued key takes, and the int it stands for. */
+struct conf_word {
+	const char	*word;
+	int		 value;
 };
 
 struct conf_key {
@@ -60,18 +66,55 @@ struct conf_key {
 };
 
 static int	conf_check(const struct conf *, const char *, char *, size_t);
-static int	split_secret(const char *, char *, char **, char *, size_t);
 
-static const struct {
-	const char	*name;
-	int		 value;
-} facilities[] = {
+static const struct conf_word facility_words[] = {
 	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "auth", LOG_AUTH },
 	{ "authpriv", LOG_AUTHPRIV }, { "local0", LOG_LOCAL0 },
 	{ "local1", LOG_LOCAL1 }, { "local2", LOG_LOCAL2 },
 	{ "local3", LOG_LOCAL3 }, { "local4", LOG_LOCAL4 },
 	{ "local5", LOG_LOCAL5 }, { "local6", LOG_LOCAL6 },
 	{ "local7", LOG_LOCAL7 }, { NULL, 0 },
+};
+static const struct conf_word level_words[] = {
+	{ "error", LOG_ERR }, { "warning", LOG_WARNING },
+	{ "info", LOG_INFO }, { "debug", LOG_DEBUG }, { NULL, 0 },
+};
+static const struct conf_word target_words[] = {
+	{ "stderr", 0 }, { "syslog", 1 }, { NULL, 0 },
+};
+static const struct conf_word format_words[] = {
+	{ "text", LOG_FORMAT_TEXT }, { "json", LOG_FORMAT_JSON }, { NULL, 0 },
+};
+static const struct conf_word onoff_words[] = {
+	{ "on", 1 }, { "off", 0 }, { NULL, 0 },
+};
+static const struct conf_word reused_words[] = {
+	{ "409", 409 }, { "422", 422 }, { NULL, 0 },
+};
+static const struct conf_word out_of_stock_words[] = {
+	{ "final", OUT_OF_STOCK_FINAL },
+	{ "retryable", OUT_OF_STOCK_RETRYABLE }, { NULL, 0 },
+};
+
+/* A word-valued key is an int: the enums it sets must be ints. */
+_Static_assert(sizeof(enum log_format) == sizeof(int), "log_format");
+_Static_assert(sizeof(enum out_of_stock_policy) == sizeof(int),
+    "out_of_stock");
+
+/* The word-valued types: the words each takes, and them for an error. */
+static const struct conf_words {
+	enum conf_type		 type;
+	const struct conf_word	*words;		/* ends with { NULL, 0 } */
+	const char		*choices;
+} conf_words[] = {
+	{ T_LOGLEVEL,		level_words,	"error, warning, info or debug" },
+	{ T_LOGTARGET,		target_words,	"stderr or syslog" },
+	{ T_FACILITY,		facility_words,
+	    "daemon, user, auth, authpriv or local0 to local7" },
+	{ T_LOGFORMAT,		format_words,	"text or json" },
+	{ T_REUSED_STATUS,	reused_words,	"409 or 422" },
+	{ T_OUT_OF_STOCK,	out_of_stock_words, "final or retryable" },
+	{ T_ONOFF,		onoff_words,	"on or off" },
 };
 
 #define F(m)	offsetof(struct conf, m)
@@ -297,96 +340,6 @@ parse_long(const char *s, long *out)
 }
 
 /*
- * Read a password file whole: one trailing newline (LF or CRLF) is not
- * part of the password; any other line break (but one LF or CRLF when
- * maxlines is 2), a NUL byte, an empty file or one over PASSWORD_MAX
- * bytes is an error, and so is a file every user may read.  *out is the
- * caller's.  Also used for frontend_secret_file (two lines).
- */
-static int
-read_password_file(const char *path, int maxlines, char **out, char *err,
-    size_t errsz)
-{
-	struct stat	 st;
-	char		*pw = NULL;
-	size_t		 len = 0;
-	ssize_t		 n;
-	int		 fd, rc = -1;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1) {
-		snprintf(err, errsz, "cannot read %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1) {
-		snprintf(err, errsz, "cannot read %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if ((st.st_mode & S_IROTH) != 0) {
-		snprintf(err, errsz, "%s is readable by every user (mode "
-		    "%04o): chmod o-r, e.g. root:idemorders 0640", path,
-		    (unsigned int)(st.st_mode & 07777));
-		goto out;
-	}
-	pw = malloc(PASSWORD_MAX + 2);
-	if (pw == NULL) {
-		snprintf(err, errsz, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		n = read(fd, pw + len, PASSWORD_MAX + 2 - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == PASSWORD_MAX + 2)
-			break;
-	}
-	if (n == -1) {
-		snprintf(err, errsz, "cannot read %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if (len > 0 && pw[len - 1] == '\n')
-		len--;
-	if (len > 0 && pw[len - 1] == '\r')
-		len--;
-	if (len > PASSWORD_MAX) {
-		snprintf(err, errsz, "%s is larger than %d bytes", path,
-		    PASSWORD_MAX);
-		goto out;
-	}
-	if (len == 0) {
-		snprintf(err, errsz, "%s is empty", path);
-		goto out;
-	}
-	if (maxlines < 2 && (memchr(pw, '\n', len) != NULL ||
-	    memchr(pw, '\r', len) != NULL)) {
-		snprintf(err, errsz, "%s holds more than one line (the "
-		    "password is the whole file, without its final newline)",
-		    path);
-		goto out;
-	}
-	if (memchr(pw, '\0', len) != NULL) {
-		snprintf(err, errsz, "%s holds a NUL byte", path);
-		goto out;
-	}
-	pw[len] = '\0';
-	*out = pw;
-	pw = NULL;
-	rc = 0;
-out:
-	if (pw != NULL)
-		explicit_bzero(pw, PASSWORD_MAX + 2);
-	free(pw);
-	close(fd);
-	return rc;
-}
-
-/*
  * Check the listen syntax: unix:/abs/path or HOST:PORT (an IPv6 address
  * in brackets).  err says what is wrong.
  */
@@ -423,90 +376,6 @@ bad:
 	return -1;
 }
 
-/* Parse one numeric IPv4 or IPv6 address into a v4-mapped in6_addr. */
-static int
-parse_addr(const char *s, struct in6_addr *out)
-{
-	struct in_addr	 a4;
-
-	if (inet_pton(AF_INET6, s, out) == 1)
-		return 0;
-	if (inet_pton(AF_INET, s, &a4) != 1)
-		return -1;
-	memset(out, 0, sizeof(*out));
-	out->s6_addr[10] = 0xff;
-	out->s6_addr[11] = 0xff;
-	memcpy(&out->s6_addr[12], &a4, 4);
-	return 0;
-}
-
-/*
- * Call fn for each address of a list "A, B C": commas and blanks
- * separate.  Returns -1 at the first entry that is not an address (its
- * text in bad), 1 as soon as fn returns 1, else 0.
- */
-static int
-peers_each(const char *list, int (*fn)(const struct in6_addr *, void *),
-    void *arg, char *bad, size_t badsz)
-{
-	struct in6_addr	 a;
-	const char	*p = list;
-	char		 one[INET6_ADDRSTRLEN + 1];
-	size_t		 n;
-
-	for (;;) {
-		p += strspn(p, ", \t");
-		if (*p == '\0')
-			return 0;
-		n = strcspn(p, ", \t");
-		if (n < sizeof(one)) {
-			memcpy(one, p, n);
-			one[n] = '\0';
-		}
-		if (n >= sizeof(one) || parse_addr(one, &a) == -1) {
-			if (bad != NULL)
-				snprintf(bad, badsz, "%.*s", (int)n, p);
-			return -1;
-		}
-		if (fn != NULL && fn(&a, arg) == 1)
-			return 1;
-		p += n;
-	}
-}
-
-/* peers_each() callback: does the entry equal the peer? */
-static int
-peer_equal(const struct in6_addr *a, void *arg)
-{
-	return memcmp(a, arg, sizeof(*a)) == 0;
-}
-
-/*
- * Tell whether a connection from sa is allowed by list (allow_peers):
- * its address must be one of the list's.  An IPv4 peer on an IPv6 socket
- * (::ffff:a.b.c.d) matches a.b.c.d.
- */
-int
-conf_peer_allowed(const char *list, const struct sockaddr *sa,
-    socklen_t salen)
-{
-	struct in6_addr	 peer;
-
-	if (sa->sa_family == AF_INET6 &&
-	    salen >= (socklen_t)sizeof(struct sockaddr_in6))
-		peer = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-	else if (sa->sa_family == AF_INET &&
-	    salen >= (socklen_t)sizeof(struct sockaddr_in)) {
-		memset(&peer, 0, sizeof(peer));
-		peer.s6_addr[10] = 0xff;
-		peer.s6_addr[11] = 0xff;
-		memcpy(&peer.s6_addr[12],
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-	} else
-		return 0;
-	return peers_each(list, peer_equal, &peer, NULL, 0) == 1;
-}
-
 /*
  * Tell whether a "HOST:PORT" listen names a loopback address only
  * (127.0.0.0/8, ::1, localhost); a wildcard or any other host does not.
@@ -533,37 +402,28 @@ conf_listen_is_loopback(const char *listen)
 	host[n] = '\0';
 	if (strcasecmp(host, "localhost") == 0)
 		return 1;
-	if (parse_addr(host, &a) == -1)
+	if (peers_parse_addr(host, &a) == -1)
 		return 0;
-	if (IN6_IS_ADDR_LOOPBACK(&a))
-		return 1;
-	return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
+	return peers_is_loopback(&a);
 }
 
-/* Assign one value to the key it names; err says what is wrong. */
+/* Check the value of a string-valued key; err says what is wrong. */
 static int
-conf_set(struct conf *c, const struct conf_key *k, const char *v,
-    char *err, size_t errsz)
+check_string(const struct conf_key *k, const char *v, char *err,
+    size_t errsz)
 {
-	void	*field = (char *)c + k->off;
-	char	**sp = field;
-	char		*end, *dup, *prev, msg[64];
-	long		 n;
-	long long	 ms;
-	size_t		 sz;
+	char	 msg[64];
 
 	switch (k->type) {
 	case T_LISTEN:
-		if (check_listen(v, err, errsz) == -1)
-			return -1;
-		break;
+		return check_listen(v, err, errsz);
 	case T_PATH:
 		if (v[0] != '/') {
 			snprintf(err, errsz, "%s must be an absolute path",
 			    k->name);
 			return -1;
 		}
-		break;
+		return 0;
 	case T_MOUNT:
 		if (v[0] != '/' || (strlen(v) > 1 && v[strlen(v) - 1] == '/') ||
 		    strpbrk(v, "?#% ") != NULL) {
@@ -571,9 +431,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			    "/orders, without a trailing slash");
 			return -1;
 		}
-		break;
-	case T_STRING:
-		break;
+		return 0;
 	case T_ENVVAR:
 		if (strncasecmp(v, "HTTP_", 5) == 0) {
 			snprintf(err, errsz, "%s may not be an HTTP_* variable: "
@@ -587,41 +445,49 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			    "(letters, digits and _)", k->name);
 			return -1;
 		}
-		break;
+		return 0;
 	case T_PEERS:
-		if (peers_each(v, NULL, NULL, msg, sizeof(msg)) == -1) {
+		if (peers_check(v, msg, sizeof(msg)) == -1) {
 			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
 			    "IPv4 or IPv6 address", msg);
 			return -1;
 		}
-		break;
-	case T_FACILITY:
-		for (n = 0; facilities[n].name != NULL; n++)
-			if (strcmp(v, facilities[n].name) == 0)
-				break;
-		if (facilities[n].name == NULL) {
-			snprintf(err, errsz, "log_facility must be daemon, "
-			    "user, auth, authpriv or local0 to local7");
-			return -1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Set a key of a word-valued type (ws) to the int its word stands for;
+ * err says what is wrong.
+ */
+static int
+set_word(void *field, const struct conf_key *k, const struct conf_words *ws,
+    const char *v, char *err, size_t errsz)
+{
+	const struct conf_word	*w;
+
+	for (w = ws->words; w->word != NULL; w++)
+		if (strcmp(v, w->word) == 0) {
+			*(int *)field = w->value;
+			return 0;
 		}
-		c->log_facility = facilities[n].value;
-		return 0;
-	case T_LOGFORMAT:
-		if (strcmp(v, "text") == 0)
-			c->log_format = LOG_FORMAT_TEXT;
-		else if (strcmp(v, "json") == 0)
-			c->log_format = LOG_FORMAT_JSON;
-		else {
-			snprintf(err, errsz, "log_format must be text or json");
-			return -1;
-		}
-		return 0;
-	case T_OPTSTRING:
-		if (*v != '\0')
-			break;
-		free(*sp);
-		*sp = NULL;
-		return 0;
+	snprintf(err, errsz, "%s must be %s", k->name, ws->choices);
+	return -1;
+}
+
+/* Set a numeric key within [min, max]; err says what is wrong. */
+static int
+set_number(void *field, const struct conf_key *k, const char *v, char *err,
+    size_t errsz)
+{
+	char		*end;
+	long		 n;
+	long long	 ms;
+	size_t		 sz;
+
+	switch (k->type) {
 	case T_INT:
 	case T_LONG:
 		if (parse_long(v, &n) == -1 || n < k->min || n > k->max) {
@@ -670,6 +536,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 			*(long *)field = (long)ms;
 		return 0;
 	case T_SIZE:
+	default:
 		if (conf_parse_size(v, &sz) == -1 || sz < (size_t)k->min ||
 		    sz > (size_t)k->max) {
 			snprintf(err, errsz, "%s must be a size from %lld to "
@@ -679,86 +546,81 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		}
 		*(size_t *)field = sz;
 		return 0;
-	case T_LOGLEVEL:
-		if (strcmp(v, "error") == 0)
-			c->log_level = LOG_ERR;
-		else if (strcmp(v, "warning") == 0)
-			c->log_level = LOG_WARNING;
-		else if (strcmp(v, "info") == 0)
-			c->log_level = LOG_INFO;
-		else if (strcmp(v, "debug") == 0)
-			c->log_level = LOG_DEBUG;
-		else {
-			snprintf(err, errsz, "log_level must be error, "
-			    "warning, info or debug");
+	}
+}
+
+/* Put secret (or NULL) at *sp, wiping and freeing what was there. */
+static void
+replace_secret(char **sp, char *secret)
+{
+	if (*sp != NULL)
+		explicit_bzero(*sp, strlen(*sp));
+	free(*sp);
+	*sp = secret;
+}
+
+/*
+ * Read the secret file at path into the key's field: db_password_file
+ * one line, frontend_secret_file the current secret and, during a
+ * rotation, the previous one (frontend_secret_prev).
+ */
+static int
+set_secret(struct conf *c, const struct conf_key *k, const char *path,
+    char *err, size_t errsz)
+{
+	char	*secret, *prev = NULL;
+	int	 lines = k->type == T_SECRET_FILE ? 2 : 1;
+
+	if (secret_read_file(path, lines, &secret, err, errsz) == -1)
+		return -1;
+	if (k->type == T_SECRET_FILE) {
+		if (secret_split(path, secret, &prev, err, errsz) == -1) {
+			explicit_bzero(secret, strlen(secret));
+			free(secret);
 			return -1;
 		}
-		return 0;
-	case T_LOGTARGET:
-		if (strcmp(v, "stderr") == 0)
-			c->log_syslog = 0;
-		else if (strcmp(v, "syslog") == 0)
-			c->log_syslog = 1;
-		else {
-			snprintf(err, errsz, "log must be stderr or syslog");
-			return -1;
-		}
-		return 0;
-	case T_REUSED_STATUS:
-		if (strcmp(v, "409") == 0)
-			c->key_reused_status = 409;
-		else if (strcmp(v, "422") == 0)
-			c->key_reused_status = 422;
-		else {
-			snprintf(err, errsz, "key_reused_status must be 409 "
-			    "or 422");
-			return -1;
-		}
-		return 0;
-	case T_OUT_OF_STOCK:
-		if (strcmp(v, "final") == 0)
-			c->out_of_stock = OUT_OF_STOCK_FINAL;
-		else if (strcmp(v, "retryable") == 0)
-			c->out_of_stock = OUT_OF_STOCK_RETRYABLE;
-		else {
-			snprintf(err, errsz, "out_of_stock must be final or "
-			    "retryable");
-			return -1;
-		}
-		return 0;
-	case T_ONOFF:
-		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
-			snprintf(err, errsz, "%s must be on or off", k->name);
-			return -1;
-		}
-		*(int *)field = strcmp(v, "on") == 0;
-		return 0;
-	case T_SECRET_FILE:
-		if (read_password_file(v, 2, &dup, err, errsz) == -1)
-			return -1;
-		if (split_secret(v, dup, &prev, err, errsz) == -1) {
-			explicit_bzero(dup, strlen(dup));
-			free(dup);
-			return -1;
-		}
-		if (c->frontend_secret_prev != NULL)
-			explicit_bzero(c->frontend_secret_prev,
-			    strlen(c->frontend_secret_prev));
-		free(c->frontend_secret_prev);
-		c->frontend_secret_prev = prev;
-		if (*sp != NULL)
-			explicit_bzero(*sp, strlen(*sp));
-		free(*sp);
-		*sp = dup;
-		return 0;
+		replace_secret(&c->frontend_secret_prev, prev);
+	}
+	replace_secret((char **)(void *)((char *)c + k->off), secret);
+	return 0;
+}
+
+/* Assign one value to the key it names; err says what is wrong. */
+static int
+conf_set(struct conf *c, const struct conf_key *k, const char *v,
+    char *err, size_t errsz)
+{
+	void	 *field = (char *)c + k->off;
+	char	**sp = field;
+	char	 *dup;
+	size_t	  i;
+
+	for (i = 0; i < sizeof(conf_words) / sizeof(conf_words[0]); i++)
+		if (conf_words[i].type == k->type)
+			return set_word(field, k, &conf_words[i], v, err,
+			    errsz);
+	switch (k->type) {
+	case T_INT:
+	case T_LONG:
+	case T_PORT:
+	case T_MODE:
+	case T_DURATION:
+	case T_LDURATION:
+	case T_SIZE:
+		return set_number(field, k, v, err, errsz);
 	case T_PASSWORD_FILE:
-		if (read_password_file(v, 1, &dup, err, errsz) == -1)
-			return -1;
-		if (*sp != NULL)
-			explicit_bzero(*sp, strlen(*sp));
+	case T_SECRET_FILE:
+		return set_secret(c, k, v, err, errsz);
+	case T_OPTSTRING:
+		if (*v != '\0')
+			break;
 		free(*sp);
-		*sp = dup;
+		*sp = NULL;
 		return 0;
+	default:
+		if (check_string(k, v, err, errsz) == -1)
+			return -1;
+		break;
 	}
 	dup = strdup(v);
 	if (dup == NULL) {
@@ -768,59 +630,6 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 	free(*sp);
 	*sp = dup;
 	return 0;
-}
-
-/*
- * Split a frontend secret file read by read_password_file() at its line
- * break: the first line (cut in place in text) is the current secret,
- * the one the web server sends; the second, *prev (the caller's, NULL
- * without one), the previous secret, accepted too during a rotation.
- */
-static int
-split_secret(const char *path, char *text, char **prev, char *err,
-    size_t errsz)
-{
-	char	*nl, *second;
-	size_t	 n;
-
-	*prev = NULL;
-	nl = strchr(text, '\n');
-	if (nl == NULL)
-		second = NULL;
-	else {
-		second = nl + 1;
-		if (nl > text && nl[-1] == '\r')
-			nl--;
-		*nl = '\0';
-	}
-	if (second != NULL && strchr(second, '\n') != NULL) {
-		snprintf(err, errsz, "%s holds more than two lines (the "
-		    "current secret, then the previous one during a rotation)",
-		    path);
-		goto fail;
-	}
-	if (*text == '\0' || (second != NULL && *second == '\0')) {
-		snprintf(err, errsz, "%s holds an empty line", path);
-		goto fail;
-	}
-	if (strchr(text, '\r') != NULL ||
-	    (second != NULL && strchr(second, '\r') != NULL)) {
-		snprintf(err, errsz, "%s holds a carriage return inside a "
-		    "line", path);
-		goto fail;
-	}
-	if (second != NULL) {
-		*prev = strdup(second);
-		if (*prev == NULL) {
-			snprintf(err, errsz, "out of memory");
-			goto fail;
-		}
-		n = strlen(second);
-		explicit_bzero(second, n);
-	}
-	return 0;
-fail:
-	return -1;
 }
 
 /*

@@ -8,7 +8,6 @@
 
 #include <stddef.h>
 #include <sys/types.h>
-#include <sys/socket.h>
 
 #define CONF_DEFAULT_PATH	SYSCONFDIR "/idemorders.conf"
 
@@ -78,6 +77,5 @@ void	conf_clear(struct conf *);
 int	conf_parse_duration(const char *, long long *);
 int	conf_parse_size(const char *, size_t *);
 int	conf_listen_is_loopback(const char *);
-int	conf_peer_allowed(const char *, const struct sockaddr *, socklen_t);
 
 #endif

@@ -11,8 +11,6 @@
 #include <time.h>
 #include <mysql.h>
 
-#include "buf.h"
-
 struct conf;
 
 /*
@@ -38,8 +36,8 @@ enum db_err {
 };
 
 /*
- * Statements prepared once per connection.  The last four are the
- * step-by-step create that bench/dbtx keeps as its reference.
+ * Statements prepared once per connection.  A program with statements
+ * of its own (bench/dbtx) numbers them from DBS_OWN to DBS_COUNT - 1.
  */
 enum db_stmt_id {
 	DBS_LEDGER_INSERT = 0,
@@ -47,11 +45,8 @@ enum db_stmt_id {
 	DBS_LEDGER_FINISH,
 	DBS_ORDER_GET,
 	DBS_STOCK_TOUCH,
-	DBS_STOCK_LOCK,
-	DBS_ORDER_INSERT,
-	DBS_ITEM_INSERT,
-	DBS_STOCK_DECREASE,
-	DBS_COUNT,
+	DBS_OWN,
+	DBS_COUNT = DBS_OWN + 4,
 };
 #define DB_NODES_MAX		16	/* in db_host's list */
 #define DB_FAILBACK_S		30	/* then try the first node again */
@@ -115,44 +110,14 @@ int	db_fetch(struct db *, MYSQL_STMT *);
 int	db_fetch_column(struct db *, MYSQL_STMT *, MYSQL_BIND *,
 	    unsigned int);
 void	db_stmt_done(struct db *, MYSQL_STMT *);
+/* The steps of a round trip of one's own (db_batch.c). */
+int	db_arm(struct db *);
+void	db_bound_io(struct db *);
+int	db_conn_fail(struct db *);
 int	db_fail(struct db *, int, unsigned int, const char *);
 int	db_dup_key_is(const struct db *, const char *);
 int	db_out_of_space(unsigned int, const char *);
 const char *db_class_name(int);
-
-/*
- * Statements sent together in one round trip: the
- * SQL is written by this program, every value in it a number formatted
- * here or a string written as a hex literal (db_batch_hex), so that no
- * request byte can change it.  The server runs the statements in order
- * and stops at the first that fails; db_batch_run() reads and checks
- * every result.  A statement that must change an exact number of rows
- * before a COMMIT in the same batch is followed by db_batch_guard(),
- * which fails on the server otherwise, so the COMMIT never runs.
- */
-#define DB_BATCH_MAX		16
-#define DB_ROWS_ANY		(-1)	/* any number of rows changed */
-#define DB_ROWS_RESULT		(-2)	/* a result set (kept for the caller) */
-
-struct db_batch {
-	struct buf		 sql;
-	int			 n;		/* statements */
-	long long		 expect[DB_BATCH_MAX];
-	int			 commit;	/* index of COMMIT, or -1 */
-	int			 done;		/* statements that succeeded */
-	MYSQL_RES		*res[DB_BATCH_MAX];
-	unsigned long long	 insert_id[DB_BATCH_MAX];
-};
-
-void	db_batch_init(struct db_batch *);
-void	db_batch_reset(struct db_batch *);
-void	db_batch_clear(struct db_batch *);
-int	db_batch_add(struct db_batch *, long long, const char *, ...)
-	    __attribute__((format(printf, 3, 4)));
-int	db_batch_guard(struct db_batch *, long long);
-int	db_batch_commit(struct db_batch *);
-int	db_batch_hex(struct db_batch *, const char *, size_t);
-int	db_batch_run(struct db *, struct db_batch *);
 
 void	db_bind_str(MYSQL_BIND *, const char *, size_t);
 void	db_bind_i64(MYSQL_BIND *, long long *);

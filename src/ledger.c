@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "db_batch.h"
 #include "ledger.h"
 #include "response.h"
 

@@ -11,6 +11,7 @@
 #include "expire.h"
 #include "log.h"
 #include "metrics.h"
+#include "order_api.h"
 #include "migrate.h"
 #include "stock_admin.h"
 #include "supervisor.h"
@@ -154,7 +155,7 @@ main(int argc, char *argv[])
 		/* The pool's counters, inherited by every worker. */
 		if (metrics_init() == -1)
 			fatal("mmap");
-		return supervisor_run(path, conf, &worker_orders);
+		return supervisor_run(path, conf, &order_api_ops);
 	}
 	if (strcmp(cmd, "migrate") == 0)
 		rc = migrate_run(conf) == 0 ? 0 : 1;

@@ -1,7 +1,5 @@
 #include "config.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,24 +290,6 @@ metrics_bucket_of(double seconds)
 		if (seconds <= metrics_bucket_le[i])
 			return i;
 	return METRICS_BUCKETS;
-}
-
-/* Tell whether REMOTE_ADDR names a loopback address (127/8, ::1). */
-int
-metrics_peer_is_loopback(const char *addr)
-{
-	struct in_addr	 a4;
-	struct in6_addr	 a6;
-
-	if (addr == NULL)
-		return 0;
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, addr, &a6) != 1)
-		return 0;
-	if (IN6_IS_ADDR_LOOPBACK(&a6))
-		return 1;
-	return IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127;
 }
 
 /* Append the HELP and TYPE lines of a metric. */

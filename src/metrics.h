@@ -70,7 +70,6 @@ void	metrics_snapshot(struct metrics_snapshot *);
 
 enum outcome metrics_label_of(int, enum outcome);
 int	metrics_bucket_of(double);
-int	metrics_peer_is_loopback(const char *);
 int	metrics_render(const struct metrics_snapshot *, struct buf *);
 
 #endif

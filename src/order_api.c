@@ -13,12 +13,18 @@
 #include "media_type.h"
 #include "metrics.h"
 #include "order_api.h"
+#include "order_create.h"
 #include "order_input.h"
 #include "order_view.h"
+#include "peers.h"
 #include "response.h"
 #include "router.h"
 #include "store.h"
 #include "utf8.h"
+#include "worker.h"
+
+/* A parsed key fits the request's log key. */
+_Static_assert(IDEM_KEY_MAX <= REQUEST_LOG_KEY_MAX, "REQUEST_LOG_KEY_MAX");
 
 #define PRINCIPAL_MAX	255
 
@@ -89,7 +95,7 @@ handle_metrics(const struct request *req, struct response *resp)
 {
 	struct metrics_snapshot	 s;
 
-	if (!metrics_peer_is_loopback(req->remote_addr)) {
+	if (!peers_addr_is_loopback(req->remote_addr)) {
 		response_error(resp, 403, PROBLEM_FORBIDDEN, "metrics are "
 		    "served to loopback clients only");
 		return;
@@ -162,16 +168,16 @@ out:
  * POST /orders: the request checks (key, media type, size, JSON, schema),
  * in order, then the transaction.  No check failure writes anything to the database.
  */
-static enum create_result
+static enum handler_result
 handle_create(struct db *db, const struct conf *conf, struct request *req,
     struct response *resp)
 {
-	static char		 key[IDEM_KEY_MAX + 1];
+	char			 key[IDEM_KEY_MAX + 1];
 	struct order_input	*in;
 	struct create_request	 cr;
 	struct problem		 p;
 	char			 fp[FINGERPRINT_HEX_LEN + 1];
-	enum create_result	 result = CREATE_ANSWER;
+	enum handler_result	 result = HANDLER_ANSWER;
 #ifdef ENABLE_FAULT_INJECTION
 	struct fault_plan	 plan;
 	char			 ferr[256];
@@ -181,14 +187,14 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	if (in == NULL) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
 		    "memory");
-		return CREATE_ANSWER;
+		return HANDLER_ANSWER;
 	}
 	if (idem_key_parse(req->idempotency_key, key, &p) == -1 ||
 	    media_type_json(req->content_type, &p) == -1) {
 		response_problem(resp, &p);
 		goto out;
 	}
-	req->log_key = key;
+	memcpy(req->log_key, key, strlen(key) + 1);
 	if (req->body_too_large) {
 		response_error(resp, 413, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
 		    "exceeds %zu bytes", conf->max_body_bytes);
@@ -218,7 +224,8 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	}
 	cr.fault = &plan;
 #endif
-	result = order_create(db, conf, &cr, resp, &req->attempts);
+	if (order_create(db, conf, &cr, resp, &req->attempts) == CREATE_DROP)
+		result = HANDLER_DROP;
 out:
 	order_input_clear(in);
 	free(in);
@@ -245,24 +252,24 @@ order_api_echo_key(const struct request *req, struct response *resp)
 }
 
 /* Answer one request. */
-enum create_result
+enum handler_result
 order_api_handle(struct db *db, const struct conf *conf, struct request *req,
     struct response *resp)
 {
 	struct route_match	 m;
-	enum create_result	 result = CREATE_ANSWER;
+	enum handler_result	 result = HANDLER_ANSWER;
 
 	router_match(conf->mount, req->uri, req->method, &m);
 	if (m.id == ROUTE_NONE || (m.id == ROUTE_METRICS && !conf->metrics)) {
 		response_error(resp, 404, PROBLEM_NOT_FOUND, "no resource at "
 		    "this path");
-		return CREATE_ANSWER;
+		return HANDLER_ANSWER;
 	}
 	if (!m.method_allowed) {
 		response_error(resp, 405, PROBLEM_METHOD_NOT_ALLOWED, "%s is "
 		    "not allowed here; allowed: %s", req->method, m.allow);
 		response_header(resp, "Allow", "%s", m.allow);
-		return CREATE_ANSWER;
+		return HANDLER_ANSWER;
 	}
 	if (m.needs_principal && (req->principal == NULL ||
 	    !principal_ok(req->principal))) {
@@ -271,7 +278,7 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		    "no authenticated user: the web server must authenticate "
 		    "requests under this path" :
 		    "the authenticated user name is not usable");
-		return CREATE_ANSWER;
+		return HANDLER_ANSWER;
 	}
 	switch (m.id) {
 	case ROUTE_HEALTH:
@@ -291,3 +298,8 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 	}
 	return result;
 }
+
+/* The order service, as the worker runs it. */
+const struct worker_ops order_api_ops = {
+	order_api_handle, 1, order_api_echo_key
+};

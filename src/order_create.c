@@ -38,6 +38,7 @@
 
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"

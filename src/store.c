@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "store.h"
 
 /*

@@ -1,7 +1,7 @@
 /*
- * The prefork master of "idemorders serve": owns the listening socket,
- * forks the workers, respawns them with a rate limit, reloads on SIGHUP
- * and stops gracefully on SIGTERM.
+ * The prefork master of "idemorders serve": takes the listening socket
+ * (listener.c), drops privileges, forks the workers, respawns them with
+ * a rate limit, reloads on SIGHUP and stops gracefully on SIGTERM.
  */
 #ifndef IDEMORDERS_SUPERVISOR_H
 #define IDEMORDERS_SUPERVISOR_H

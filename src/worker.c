@@ -24,7 +24,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "mono.h"
-#include "order_api.h"
+#include "peers.h"
 #include "problem.h"
 #include "response.h"
 #include "worker.h"
@@ -32,11 +32,6 @@
 #define DRAIN_CHUNK	16384
 
 static volatile sig_atomic_t worker_quit;
-
-/* The order service. */
-const struct worker_ops worker_orders = {
-	order_api_handle, 1, order_api_echo_key
-};
 
 /* SIGTERM: finish the request in hand, then leave. */
 static void
@@ -133,7 +128,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	struct request		 req;
 	struct log_request	 lr;
 	struct timespec		 start;
-	enum create_result	 result;
+	enum handler_result	 result;
 	FCGX_ParamArray		 env = fr->envp;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -170,13 +165,13 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 		    "server");
 		resp->outcome = OUTCOME_FORBIDDEN;
 		req.principal = NULL;
-		result = CREATE_ANSWER;
+		result = HANDLER_ANSWER;
 	} else
 		result = ops->handle(ops->needs_db ? db : NULL, conf, &req,
 		    resp);
 	if (ops->finish != NULL)
 		ops->finish(&req, resp);
-	if (result == CREATE_DROP) {
+	if (result == HANDLER_DROP) {
 		/* Fault injection: the answer is lost on the way. */
 		shutdown(fr->ipcFd, SHUT_RDWR);
 		fr->keepConnection = 0;
@@ -187,10 +182,10 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	lr.method = req.method;
 	lr.uri = req.uri;
 	lr.principal = req.principal;
-	lr.key = req.log_key;
+	lr.key = req.log_key[0] != '\0' ? req.log_key : NULL;
 	lr.code = problem_code_name(resp->code);
 	lr.outcome = outcome_name(resp->outcome);
-	lr.status = result == CREATE_DROP ? 0 : resp->status;
+	lr.status = result == HANDLER_DROP ? 0 : resp->status;
 	lr.attempts = req.attempts;
 	lr.duration_ms = mono_since_ms(&start);
 	log_request(&lr);
@@ -276,8 +271,7 @@ accept_conn(const struct conf *conf, int listen_fd, int *fdp)
 	/* allow_peers: only the listed web servers reach a TCP socket. */
 	if (conf->allow_peers != NULL && (ss.ss_family == AF_INET ||
 	    ss.ss_family == AF_INET6) &&
-	    !conf_peer_allowed(conf->allow_peers, (struct sockaddr *)&ss,
-	    len)) {
+	    !peers_allowed(conf->allow_peers, (struct sockaddr *)&ss, len)) {
 		if (getnameinfo((struct sockaddr *)&ss, len, addr,
 		    sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0)
 			snprintf(addr, sizeof(addr), "?");

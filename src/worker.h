@@ -5,15 +5,14 @@
 #ifndef IDEMORDERS_WORKER_H
 #define IDEMORDERS_WORKER_H
 
-#include "order_api.h"
+#include "request.h"
 
 struct conf;
 struct db;
-struct request;
 struct response;
 
 /* Answers one request; db is NULL when the handler needs none. */
-typedef enum create_result (*request_handler)(struct db *,
+typedef enum handler_result (*request_handler)(struct db *,
     const struct conf *, struct request *, struct response *);
 
 /* Completes every answer, whoever made it (may be NULL). */
@@ -28,8 +27,6 @@ struct worker_ops {
 /* Exit statuses a worker reports to the supervisor. */
 #define WORKER_EXIT_RECYCLE	0	/* served max_requests, or asked to stop */
 #define WORKER_EXIT_FAILURE	1	/* could not serve: a crash for the rate limit */
-
-extern const struct worker_ops worker_orders;
 
 int	worker_main(const struct conf *, int, const struct worker_ops *);
 

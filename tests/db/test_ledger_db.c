@@ -12,6 +12,7 @@
 
 #include <CUnit/CUnit.h>
 
+#include "db_batch.h"
 #include "dbtest.h"
 #include "ledger.h"
 #include "response.h"

@@ -27,6 +27,7 @@ static const struct unit_suite *const suites[] = {
 	&test_metrics_suite,
 	&test_stock_admin_suite,
 	&test_rules_suite,
+	&test_peers_suite,
 };
 
 int

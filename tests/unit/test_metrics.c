@@ -223,23 +223,6 @@ test_bucket_of(void)
 	CU_ASSERT_EQUAL(metrics_bucket_of(10.5), METRICS_BUCKETS);
 }
 
-static void
-test_loopback(void)
-{
-	CU_ASSERT_TRUE(metrics_peer_is_loopback("127.0.0.1"));
-	CU_ASSERT_TRUE(metrics_peer_is_loopback("127.3.2.1"));
-	CU_ASSERT_TRUE(metrics_peer_is_loopback("::1"));
-	CU_ASSERT_TRUE(metrics_peer_is_loopback("::ffff:127.0.0.1"));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback("128.0.0.1"));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback("192.0.2.7"));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback("::2"));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback("::ffff:10.0.0.1"));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback("localhost"));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback("127.0.0.1 "));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback(""));
-	CU_ASSERT_FALSE(metrics_peer_is_loopback(NULL));
-}
-
 /*
  * The hooks against a real shared mapping: a forked child's counts are
  * seen by the parent, and what a dead child left in flight is taken
@@ -340,7 +323,6 @@ static const struct unit_test tests[] = {
 	{ "render cap", test_render_cap },
 	{ "outcome labels", test_outcome_of },
 	{ "duration buckets", test_bucket_of },
-	{ "loopback peers", test_loopback },
 	{ "shared counts", test_shared_counts },
 	{ "conf key", test_conf_key },
 	{ NULL, NULL },

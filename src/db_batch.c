@@ -1,0 +1,202 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include "buf.h"
+#include "db.h"
+#include "db_batch.h"
+#include "log.h"
+
+/* A batch's SQL: the largest order with its stored response, in hex. */
+#define DB_BATCH_SQL_MAX	(1024 * 1024)
+
+/* An empty batch; its SQL may grow to DB_BATCH_SQL_MAX bytes. */
+void
+db_batch_init(struct db_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+	buf_init(&b->sql, DB_BATCH_SQL_MAX);
+	b->commit = -1;
+}
+
+/* Empty the batch for reuse, releasing its results. */
+void
+db_batch_reset(struct db_batch *b)
+{
+	int	 i;
+
+	for (i = 0; i < DB_BATCH_MAX; i++) {
+		if (b->res[i] != NULL)
+			mysql_free_result(b->res[i]);
+		b->res[i] = NULL;
+		b->insert_id[i] = 0;
+	}
+	buf_reset(&b->sql);
+	b->n = b->done = 0;
+	b->commit = -1;
+}
+
+/* Release what the batch holds. */
+void
+db_batch_clear(struct db_batch *b)
+{
+	if (b == NULL)
+		return;
+	db_batch_reset(b);
+	buf_free(&b->sql);
+}
+
+/*
+ * Begin the next statement, expecting expect rows changed (or
+ * DB_ROWS_ANY, DB_ROWS_RESULT), with fmt: program-made text only; the
+ * caller appends hex literals and the rest of it.  0, or -1 when the
+ * batch is full.
+ */
+int
+db_batch_add(struct db_batch *b, long long expect, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 rc;
+
+	if (b->n == DB_BATCH_MAX)
+		return -1;
+	if (b->n > 0 && buf_adds(&b->sql, "; ") != BUF_OK)
+		return -1;
+	va_start(ap, fmt);
+	rc = buf_vprintf(&b->sql, fmt, ap);
+	va_end(ap);
+	if (rc != BUF_OK)
+		return -1;
+	b->expect[b->n++] = expect;
+	return 0;
+}
+
+/*
+ * Fail the batch on the server unless the statement before changed
+ * exactly rows rows: the largest BIGINT UNSIGNED plus one raises 1690
+ * (an error, not a warning, in a SET), and the statements after it, the
+ * COMMIT among them, do not run.  No result set, no subquery: the
+ * cheapest statement that can refuse.
+ */
+int
+db_batch_guard(struct db_batch *b, long long rows)
+{
+	return db_batch_add(b, 0, "SET @idemorders_guard = "
+	    "18446744073709551615 + (ROW_COUNT() <> %lld)", rows);
+}
+
+/* End the batch with COMMIT. */
+int
+db_batch_commit(struct db_batch *b)
+{
+	if (db_batch_add(b, 0, "COMMIT") == -1)
+		return -1;
+	b->commit = b->n - 1;
+	return 0;
+}
+
+/* Append s (len bytes) to the statement being written as X'...'. */
+int
+db_batch_hex(struct db_batch *b, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char		  chunk[512];
+	size_t		  i, k = 0;
+
+	if (buf_adds(&b->sql, "X'") != BUF_OK)
+		return -1;
+	for (i = 0; i < len; i++) {
+		chunk[k++] = hex[(unsigned char)s[i] >> 4];
+		chunk[k++] = hex[(unsigned char)s[i] & 0x0f];
+		if (k == sizeof(chunk)) {
+			if (buf_add(&b->sql, chunk, k) != BUF_OK)
+				return -1;
+			k = 0;
+		}
+	}
+	if (buf_add(&b->sql, chunk, k) != BUF_OK ||
+	    buf_addc(&b->sql, '\'') != BUF_OK)
+		return -1;
+	return 0;
+}
+
+/*
+ * Send the batch and read every result: statement i must succeed and
+ * change expect[i] rows (or return a result set, kept in res[i]).  On
+ * failure, b->done statements succeeded; the class is that of the
+ * failing statement, except that a batch that may have reached its
+ * COMMIT (the connection lost on the way, or the COMMIT itself failed
+ * other than by a deadlock) is DB_UNKNOWN.
+ */
+int
+db_batch_run(struct db *db, struct db_batch *b)
+{
+	MYSQL_RES	*res;
+	long long	 changed;
+	int		 rc, st, i = 0, wrong = -1;
+
+	b->done = 0;
+	rc = db_arm(db);
+	if (rc != DB_OK)
+		return rc;
+	db->round_trips++;
+	if (mysql_real_query(db->my, b->sql.p, (unsigned long)b->sql.len) != 0)
+		goto failed;
+	for (;;) {
+		db_bound_io(db);
+		res = mysql_store_result(db->my);
+		if (res == NULL && (mysql_field_count(db->my) != 0 ||
+		    mysql_errno(db->my) != 0))
+			goto failed;
+		if (i < b->n) {
+			if (res != NULL) {
+				if (b->expect[i] != DB_ROWS_RESULT && wrong < 0)
+					wrong = i;
+				b->res[i] = res;
+				res = NULL;
+			} else {
+				changed = (long long)mysql_affected_rows(
+				    db->my);
+				if (b->expect[i] != DB_ROWS_ANY &&
+				    changed != b->expect[i] && wrong < 0)
+					wrong = i;
+			}
+			b->insert_id[i] = mysql_insert_id(db->my);
+		}
+		if (res != NULL)
+			mysql_free_result(res);
+		if (wrong < 0)
+			b->done = i + 1;
+		i++;
+		db_bound_io(db);
+		st = mysql_next_result(db->my);
+		if (st > 0 || (st == -1 && mysql_errno(db->my) != 0))
+			goto failed;	/* statement i, or its answer */
+		if (st == -1)
+			break;
+	}
+	if (wrong >= 0 || i != b->n) {
+		rc = db_fail(db, DB_ERROR, 0, i != b->n ? "a batch returned "
+		    "another number of results" : "a batched statement changed "
+		    "another number of rows");
+		log_warnx("batch statement %d of %d: %s", wrong + 1, b->n,
+		    db->last_error);
+		if (b->commit >= 0 && i > b->commit)
+			return db_fail(db, DB_UNKNOWN, 0, db->last_error);
+		return rc;
+	}
+	return DB_OK;
+failed:
+	/* Statement i failed; the server ran none after it. */
+	rc = db_conn_fail(db);
+	if (b->commit < 0 || i < b->commit)
+		return rc == DB_LOST && b->commit >= 0 ? db_fail(db,
+		    DB_UNKNOWN, db->last_errno, db->last_error) : rc;
+	if (rc == DB_TRANSIENT && db->last_errno == ER_LOCK_DEADLOCK)
+		return rc;
+	return db_fail(db, DB_UNKNOWN, db->last_errno, db->last_error);
+}

@@ -1,0 +1,45 @@
+/*
+ * A batch: statements sent together in one round trip on a connection
+ * of db.c.  The SQL is written by this program, every value in it a
+ * number formatted here or a string written as a hex literal
+ * (db_batch_hex), so that no request byte can change it.  The server runs the statements in order
+ * and stops at the first that fails; db_batch_run() reads and checks
+ * every result.  A statement that must change an exact number of rows
+ * before a COMMIT in the same batch is followed by db_batch_guard(),
+ * which fails on the server otherwise, so the COMMIT never runs.
+ */
+#ifndef IDEMORDERS_DB_BATCH_H
+#define IDEMORDERS_DB_BATCH_H
+
+#include <stddef.h>
+#include <mysql.h>
+
+#include "buf.h"
+
+struct db;
+
+#define DB_BATCH_MAX		16
+#define DB_ROWS_ANY		(-1)	/* any number of rows changed */
+#define DB_ROWS_RESULT		(-2)	/* a result set (kept for the caller) */
+
+struct db_batch {
+	struct buf		 sql;
+	int			 n;		/* statements */
+	long long		 expect[DB_BATCH_MAX];
+	int			 commit;	/* index of COMMIT, or -1 */
+	int			 done;		/* statements that succeeded */
+	MYSQL_RES		*res[DB_BATCH_MAX];
+	unsigned long long	 insert_id[DB_BATCH_MAX];
+};
+
+void	db_batch_init(struct db_batch *);
+void	db_batch_reset(struct db_batch *);
+void	db_batch_clear(struct db_batch *);
+int	db_batch_add(struct db_batch *, long long, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	db_batch_guard(struct db_batch *, long long);
+int	db_batch_commit(struct db_batch *);
+int	db_batch_hex(struct db_batch *, const char *, size_t);
+int	db_batch_run(struct db *, struct db_batch *);
+
+#endif
