@@ -97,7 +97,8 @@ if pkg_build_old; then
 		    ok "upgrade: the old serve still runs (its binary replaced)" ||
 		    fail "upgrade: old serve" "$(readlink "/proc/$OLD_PID/exe" 2>&1)"
 		FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$ORDER1" POST "$MOUNT" REMOTE_USER=alice \
-		    HTTP_IDEMPOTENCY_KEY="$(unique_key upgrade)" CONTENT_TYPE=application/json
+		    HTTP_IDEMPOTENCY_KEY="$(unique_key upgrade)" CONTENT_TYPE=application/json \
+		    IDEMORDERS_FRONTEND_SECRET="$(head -n 1 /etc/idemorders/frontend.secret)"
 		expect_status 201 "upgrade: the old binary creates an order on the migrated schema"
 		pkg_stop_all
 	else
