@@ -6,8 +6,9 @@
 #    "  # comment" dropped; lines of output, "HTTP/1.1 ..." and
 #    "Location: ...", are not commands); each must exit 0;
 #  - the database is Debian's MariaDB: a mariadbd of its own on
-#    /run/mysqld/mysqld.sock (root by unix_socket, as on Debian), so the
-#    packaged config reaches it unchanged;
+#    /run/mysqld/mysqld.sock (root by unix_socket, as on Debian), so
+#    dbconfig-common's defaults and the packaged config reach it
+#    unchanged;
 #  - what this host cannot do as a real one would, and only that, is
 #    replaced: `dpkg-buildpackage -us -uc -b` is the build this test
 #    starts with (pkg_build runs exactly that); `systemctl` and `service`
@@ -230,5 +231,8 @@ grants=$(mariadb -N -B -e "SHOW GRANTS FOR idemorders_qa@localhost" 2>&1 | grep 
     fail "QA grants" "$grants"
 [[ $(wc -l </etc/idemorders/frontend.secret) == 1 ]] && ok "the rotation ended with one secret" ||
     fail "rotation" "$(wc -l </etc/idemorders/frontend.secret) lines"
+[[ $(. /etc/dbconfig-common/idemorders.conf 2>/dev/null; echo "$dbc_install $dbc_dbname $dbc_dbuser") == "true idemorders idemorders" ]] &&
+    ok "dbconfig-common set up the database idemorders and its user" ||
+    fail "dbconfig-common" "$(grep -v pass /etc/dbconfig-common/idemorders.conf 2>&1 | grep '^dbc_' | tr '\n' ' ')"
 
 finish

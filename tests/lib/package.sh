@@ -22,6 +22,10 @@
 #                             by unix_socket (stopped by pkg_cleanup)
 #   pkg_cleanup               stop all, purge, drop PKG_DB (trap EXIT)
 
+# debconf (dbconfig-common's questions) never asks: the defaults, or what
+# a test preseeds with debconf-set-selections.
+export DEBIAN_FRONTEND=noninteractive
+
 PKG_OFF=${IDEMORDERS_PORT_OFFSET:-0}
 PKG_LIGHTTPD_PORT=$((18090 + PKG_OFF))
 PKG_APACHE_PORT=$((18091 + PKG_OFF))
@@ -562,6 +566,10 @@ pkg_cleanup() {
 	if dpkg-query -W -f='${Status}' idemorders 2>/dev/null | grep -q installed; then
 		dpkg --purge idemorders >/dev/null 2>&1
 	fi
+	# Answers a test preseeded and dbconfig-common's dumps of the
+	# databases it dropped.
+	echo PURGE | debconf-communicate idemorders >/dev/null 2>&1
+	rm -f /var/tmp/idemorders.idemorders.*.mysql.*
 	pkg_mariadb_stop
 	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_DB" >/dev/null 2>&1
 	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_CHECK_DB" >/dev/null 2>&1
