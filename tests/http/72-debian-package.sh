@@ -43,7 +43,17 @@
 #    (idemorders-frontend-secret begin, web, end) refuses no request;
 #  - dpkg -r disables both snippets (a2enconf'd, lighty-enable-mod'ed),
 #    a reinstall enables them again; purge removes the secret includes,
-#    Apache's state, the logs, the init links.
+#    Apache's state, the logs, the init links;
+#  - dbconfig-common: the upgrade hands it the database the config
+#    already uses (nothing created); without a database its failure is
+#    ignored (DEBIAN_FRONTEND=noninteractive) and postinst says what to
+#    do; on a host with Debian's MariaDB (a mariadbd of its own on
+#    /run/mysqld/mysqld.sock, root by unix_socket) dpkg -i creates the
+#    database idemorders and its user with a generated password, which
+#    postinst writes to /etc/idemorders/db-password (root:idemorders
+#    0640) before it migrates; the installed package creates an order;
+#    installing again changes nothing; purge, answered yes to dropping
+#    the database (preseeded), dumps and drops it.
 # Takes a few minutes, most of it dpkg-buildpackage.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
@@ -105,6 +115,12 @@ if pkg_build_old; then
 		    HTTP_IDEMPOTENCY_KEY="$(unique_key upgrade)" CONTENT_TYPE=application/json \
 		    "${old_secret[@]}"
 		expect_status 201 "upgrade: the old binary creates an order on the migrated schema"
+		# dbconfig-common took over the database the config used, with
+		# its password; nothing was created or changed.
+		[[ $(. /etc/dbconfig-common/idemorders.conf; echo "$dbc_install $dbc_dbname $dbc_dbuser $dbc_dbpass") == \
+		    "true $PKG_DB idemorders idemorders-dev" && $(cat /etc/idemorders/db-password) == idemorders-dev ]] &&
+		    ok "upgrade: dbconfig-common took over $PKG_DB, its user and password from the config" ||
+		    fail "upgrade: dbconfig-common" "$(grep -v pass /etc/dbconfig-common/idemorders.conf 2>&1 | grep '^dbc_' | tr '\n' ' ')"
 		pkg_stop_all
 	else
 		fail "previous package" "$(tail -n 5 "$T_TMP/old-install" | tr '\n' ' ')"
@@ -352,5 +368,86 @@ pkg_lighttpd_links_restore
 left=$(find /etc/systemd/system -name 'idemorders*' 2>/dev/null | tr '\n' ' ')
 [[ -z $left ]] && ok "no enabled idemorders unit left" || fail "units left after purge" "$left"
 expect_sql "SELECT COUNT(*) FROM $PKG_DB.orders" "$n_orders" "purge keeps the database and its orders"
+
+# --- dbconfig-common: install on a host with Debian's MariaDB, purge ------------
+# mydb STATEMENT: as root on that MariaDB (unix_socket), tab-separated.
+mydb() { mariadb -N -B -e "$1" 2>&1; }
+if pkg_mariadb; then
+	# What an administrator answers (these are the defaults too).
+	debconf-set-selections <<-'EOF'
+	idemorders idemorders/dbconfig-install boolean true
+	idemorders idemorders/mysql/method select Unix socket
+	idemorders idemorders/mysql/admin-user string root
+	EOF
+	if dpkg -i "$PKG_DEB" >"$T_TMP/dbc-install" 2>&1; then
+		ok "dbconfig-common: dpkg -i with Debian's MariaDB running"
+	else
+		fail "dbconfig-common: dpkg -i" "$(tail -n 8 "$T_TMP/dbc-install" | tr '\n' ' ')"
+	fi
+	[[ $(mydb "SELECT DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'idemorders'") == utf8mb4 ]] &&
+	    ok "dbconfig-common created the database idemorders (utf8mb4)" ||
+	    fail "dbconfig-common: database" "$(mydb "SHOW DATABASES" | tr '\n' ' ')"
+	grants=$(mydb "SHOW GRANTS FOR idemorders@localhost" | tr '\n' ' ')
+	[[ $grants == *'ON `idemorders`.*'* ]] && ok "dbconfig-common created the user idemorders@localhost with access to it" ||
+	    fail "dbconfig-common: user" "$grants"
+	dbcpw=$(. /etc/dbconfig-common/idemorders.conf; echo "$dbc_dbpass")
+	[[ $(stat -c '%U:%G %a' /etc/idemorders/db-password 2>&1) == "root:idemorders 640" &&
+	    ${#dbcpw} -ge 12 && $(cat /etc/idemorders/db-password) == "$dbcpw" ]] &&
+	    ok "postinst wrote dbconfig-common's generated password to /etc/idemorders/db-password (root:idemorders 0640)" ||
+	    fail "dbconfig-common: password file" "$(stat -c '%U:%G %a' /etc/idemorders/db-password 2>&1), ${#dbcpw} characters"
+	nmig=$(ls /usr/share/idemorders/schema/[0-9][0-9][0-9]_*.sql | wc -l)
+	[[ $(mydb "SELECT COUNT(*) FROM idemorders.schema_migrations") == "$nmig" ]] &&
+	    ok "postinst applied the $nmig migrations as the new user" ||
+	    fail "dbconfig-common: migrate" "$(mydb "SELECT COUNT(*) FROM idemorders.schema_migrations") $(tail -n 5 "$T_TMP/dbc-install" | tr '\n' ' ')"
+	grep -q "cannot be reached" "$T_TMP/dbc-install" &&
+	    fail "dbconfig-common: postinst" "says the database cannot be reached" ||
+	    ok "postinst says nothing is left to do"
+	if out=$(/usr/sbin/idemorders check-config 2>&1); then
+		ok "check-config with the packaged config, unchanged: $out"
+	else
+		fail "dbconfig-common: check-config" "$out"
+	fi
+	# A create through the installed package.
+	printf 'A-10,KRW,6000,100\n' >"$T_TMP/dbc-stock.csv"
+	out=$(/usr/sbin/idemorders stock import "$T_TMP/dbc-stock.csv" 2>&1) || fail "dbconfig-common: stock import" "$out"
+	install -d -m 0755 "$PKG_RUN"
+	if pkg_serve; then
+		FCGI_SOCKET=$PKG_SOCK fcgi_req -d "$ORDER1" POST "$MOUNT" REMOTE_USER=alice \
+		    HTTP_IDEMPOTENCY_KEY="$(unique_key dbc)" CONTENT_TYPE=application/json \
+		    IDEMORDERS_FRONTEND_SECRET="$(head -n 1 /etc/idemorders/frontend.secret)"
+		expect_status 201 "dbconfig-common: the installed package creates an order"
+		[[ $(mydb "SELECT COUNT(*) FROM idemorders.orders") == 1 ]] && ok "the order is in idemorders.orders" ||
+		    fail "dbconfig-common: order" "$(mydb "SELECT COUNT(*) FROM idemorders.orders")"
+		pkg_stop_all
+	fi
+	# The same version again: nothing is created or changed.
+	if dpkg -i "$PKG_DEB" >"$T_TMP/dbc-again" 2>&1 && [[ $(cat /etc/idemorders/db-password) == "$dbcpw" &&
+	    $(mydb "SELECT COUNT(*) FROM idemorders.orders") == 1 ]]; then
+		ok "dbconfig-common: dpkg -i again keeps the database, its orders and the password"
+	else
+		fail "dbconfig-common: dpkg -i again" "$(tail -n 5 "$T_TMP/dbc-again" | tr '\n' ' ')"
+	fi
+	# Purge, answering yes to "drop the database" (the default is no).
+	echo "idemorders idemorders/purge boolean true" | debconf-set-selections
+	if dpkg --purge idemorders >"$T_TMP/dbc-purge" 2>&1; then
+		ok "dbconfig-common: dpkg --purge, asked to drop the database"
+	else
+		fail "dbconfig-common: purge" "$(tail -n 8 "$T_TMP/dbc-purge" | tr '\n' ' ')"
+	fi
+	[[ -z $(mydb "SHOW DATABASES LIKE 'idemorders'") ]] && ok "purge dropped the database idemorders" ||
+	    fail "dbconfig-common: purge" "the database idemorders is still there"
+	grants=$(mydb "SHOW GRANTS FOR idemorders@localhost" | tr '\n' ' ')
+	[[ $grants != *'ON `idemorders`.*'* ]] && ok "purge revoked the user's access" ||
+	    fail "dbconfig-common: purge" "grants left: $grants"
+	[[ ! -e /etc/dbconfig-common/idemorders.conf && ! -e /etc/idemorders/db-password ]] &&
+	    ok "purge removed dbconfig-common's record and the password file" ||
+	    fail "dbconfig-common: purge" "$(ls /etc/dbconfig-common/idemorders.conf /etc/idemorders/db-password 2>&1 | tr '\n' ' ')"
+	# dbconfig-common dumps the database before it drops it.
+	dump=$(ls /var/tmp/idemorders.idemorders.*.mysql.* 2>/dev/null | head -n 1)
+	[[ -n $dump ]] && grep -q 'CREATE TABLE `orders`' "$dump" && ok "dbconfig-common dumped the database first: $dump" ||
+	    fail "dbconfig-common: dump" "none in /var/tmp"
+	rm -f /var/tmp/idemorders.idemorders.*.mysql.*
+	pkg_mariadb_stop
+fi
 
 finish

@@ -6,8 +6,9 @@
 #    "  # comment" dropped; lines of output, "HTTP/1.1 ..." and
 #    "Location: ...", are not commands); each must exit 0;
 #  - the database is Debian's MariaDB: a mariadbd of its own on
-#    /run/mysqld/mysqld.sock (root by unix_socket, as on Debian), so the
-#    packaged config reaches it unchanged;
+#    /run/mysqld/mysqld.sock (root by unix_socket, as on Debian), so
+#    dbconfig-common's defaults and the packaged config reach it
+#    unchanged;
 #  - what this host cannot do as a real one would, and only that, is
 #    replaced: `dpkg-buildpackage -us -uc -b` is the build this test
 #    starts with (pkg_build runs exactly that); `systemctl` and `service`
@@ -32,13 +33,11 @@
 
 README=$REPO/README.md
 SHIM=$PKG_RUN/shim
-MYDIR=$PKG_WORK/mysql
 QACNF=/root/idemorders-qa.cnf
 APACHE_MODS=$(ls /etc/apache2/mods-enabled 2>/dev/null)
 APACHE_CONFS=$(ls /etc/apache2/conf-enabled 2>/dev/null)
 PKG_LIGHTTPD_LINKS=$(ls /etc/lighttpd/conf-enabled 2>/dev/null)
 QACNF_BEFORE=$([[ -e $QACNF ]] && echo yes)
-MY_PID=
 
 readme_cleanup() {
 	local f
@@ -52,8 +51,6 @@ readme_cleanup() {
 		[[ $f == */mods-enabled/* ]] &&
 		    rm -f "/var/lib/apache2/module/enabled_by_admin/$(basename -- "${f%.*}")"
 	done
-	[[ -n $MY_PID ]] && { kill -TERM "$MY_PID" 2>/dev/null; pkg_wait sh -c "! kill -0 $MY_PID 2>/dev/null"; }
-	[[ -n ${MY_MADE_RUNDIR:-} ]] && rm -rf /run/mysqld
 	[[ -z $QACNF_BEFORE ]] && rm -f "$QACNF"
 	pkg_cleanup
 }
@@ -87,21 +84,7 @@ else
 	pkg_build || finish
 fi
 dpkg --purge idemorders >/dev/null 2>&1
-if [[ -S /run/mysqld/mysqld.sock ]]; then
-	fail "MariaDB" "/run/mysqld/mysqld.sock is in use on this machine"
-	finish
-fi
-[[ -d /run/mysqld ]] || MY_MADE_RUNDIR=1
-install -d -o mysql -g mysql -m 0755 /run/mysqld "$MYDIR"
-mariadb-install-db --user=mysql --datadir="$MYDIR/data" --auth-root-authentication-method=socket \
-    --skip-test-db >"$T_TMP/mysql-install" 2>&1 ||
-    { fail "mariadb-install-db" "$(tail -n 3 "$T_TMP/mysql-install" | tr '\n' ' ')"; finish; }
-mariadbd --no-defaults --user=mysql --datadir="$MYDIR/data" --socket=/run/mysqld/mysqld.sock \
-    --skip-networking --pid-file="$MYDIR/mysqld.pid" --log-error="$MYDIR/error.log" \
-    </dev/null >/dev/null 2>&1 9>&- 8>&- &
-MY_PID=$!
-pkg_wait test -S /run/mysqld/mysqld.sock && ok "MariaDB of its own on /run/mysqld/mysqld.sock" ||
-    { fail "mariadbd" "$(tail -n 3 "$MYDIR/error.log" | tr '\n' ' ')"; finish; }
+pkg_mariadb || finish
 
 # --- the replacements ------------------------------------------------------------
 install -d -m 0755 "$PKG_RUN" "$SHIM"
@@ -248,5 +231,8 @@ grants=$(mariadb -N -B -e "SHOW GRANTS FOR idemorders_qa@localhost" 2>&1 | grep 
     fail "QA grants" "$grants"
 [[ $(wc -l </etc/idemorders/frontend.secret) == 1 ]] && ok "the rotation ended with one secret" ||
     fail "rotation" "$(wc -l </etc/idemorders/frontend.secret) lines"
+[[ $(. /etc/dbconfig-common/idemorders.conf 2>/dev/null; echo "$dbc_install $dbc_dbname $dbc_dbuser") == "true idemorders idemorders" ]] &&
+    ok "dbconfig-common set up the database idemorders and its user" ||
+    fail "dbconfig-common" "$(grep -v pass /etc/dbconfig-common/idemorders.conf 2>&1 | grep '^dbc_' | tr '\n' ' ')"
 
 finish

@@ -17,7 +17,14 @@
 #   pkg_use_test_db           database PKG_DB on the stack, config pointed at it
 #   pkg_serve [ARGS]          /usr/sbin/idemorders serve, as the package runs it
 #   pkg_lighttpd | pkg_apache web servers from the installed snippets
+#   pkg_mariadb               Debian's MariaDB as a host has it: a mariadbd
+#                             of its own on /run/mysqld/mysqld.sock, root
+#                             by unix_socket (stopped by pkg_cleanup)
 #   pkg_cleanup               stop all, purge, drop PKG_DB (trap EXIT)
+
+# debconf (dbconfig-common's questions) never asks: the defaults, or what
+# a test preseeds with debconf-set-selections.
+export DEBIAN_FRONTEND=noninteractive
 
 PKG_OFF=${IDEMORDERS_PORT_OFFSET:-0}
 PKG_LIGHTTPD_PORT=$((18090 + PKG_OFF))
@@ -35,6 +42,8 @@ PKG_CONF=/etc/idemorders/idemorders.conf
 PKG_SOCK=/run/idemorders/idemorders.sock
 PKG_HTPASSWD=/etc/idemorders/htpasswd
 PKG_PIDS=()
+PKG_MY_DIR=$PKG_WORK/mysql
+PKG_MY_PID=
 
 pkg_lock() {
 	exec 8>/var/lock/idemorders-package-test.lock
@@ -256,6 +265,40 @@ pkg_lighttpd() {
 		fail "lighttpd" "did not start: $(tr '\n' ' ' <"$PKG_RUN/lighttpd.out")"
 		return 1
 	fi
+}
+
+# A MariaDB as Debian's mariadb-server sets one up: /run/mysqld/mysqld.sock,
+# root@localhost by unix_socket, so that the packaged config and
+# dbconfig-common's defaults reach it unchanged.  Fails when the socket
+# is in use on this machine.  After pkg_build (which empties PKG_WORK).
+pkg_mariadb() {
+	if [[ -S /run/mysqld/mysqld.sock ]]; then
+		fail "MariaDB" "/run/mysqld/mysqld.sock is in use on this machine"
+		return 1
+	fi
+	[[ -d /run/mysqld ]] || PKG_MY_MADE_RUNDIR=1
+	install -d -o mysql -g mysql -m 0755 /run/mysqld "$PKG_MY_DIR"
+	mariadb-install-db --user=mysql --datadir="$PKG_MY_DIR/data" --auth-root-authentication-method=socket \
+	    --skip-test-db >"$PKG_MY_DIR/install.log" 2>&1 ||
+	    { fail "mariadb-install-db" "$(tail -n 3 "$PKG_MY_DIR/install.log" | tr '\n' ' ')"; return 1; }
+	mariadbd --no-defaults --user=mysql --datadir="$PKG_MY_DIR/data" --socket=/run/mysqld/mysqld.sock \
+	    --skip-networking --pid-file="$PKG_MY_DIR/mysqld.pid" --log-error="$PKG_MY_DIR/error.log" \
+	    </dev/null >/dev/null 2>&1 9>&- 8>&- &
+	PKG_MY_PID=$!
+	if pkg_wait test -S /run/mysqld/mysqld.sock; then
+		ok "MariaDB of its own on /run/mysqld/mysqld.sock (root by unix_socket)"
+	else
+		fail "mariadbd" "$(tail -n 3 "$PKG_MY_DIR/error.log" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+pkg_mariadb_stop() {
+	[[ -n $PKG_MY_PID ]] || return 0
+	kill -TERM "$PKG_MY_PID" 2>/dev/null
+	pkg_wait sh -c "! kill -0 $PKG_MY_PID 2>/dev/null"
+	PKG_MY_PID=
+	[[ -n ${PKG_MY_MADE_RUNDIR:-} ]] && rm -rf /run/mysqld
 }
 
 # Stop one process we started (by pid) and wait for it.
@@ -525,6 +568,11 @@ pkg_cleanup() {
 	if dpkg-query -W -f='${Status}' idemorders 2>/dev/null | grep -q installed; then
 		dpkg --purge idemorders >/dev/null 2>&1
 	fi
+	# Answers a test preseeded and dbconfig-common's dumps of the
+	# databases it dropped.
+	echo PURGE | debconf-communicate idemorders >/dev/null 2>&1
+	rm -f /var/tmp/idemorders.idemorders.*.mysql.*
+	pkg_mariadb_stop
 	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_DB" >/dev/null 2>&1
 	"$DEV" sql "DROP DATABASE IF EXISTS $PKG_CHECK_DB" >/dev/null 2>&1
 	rm -rf "$PKG_RUN" "$PKG_WORK" "$T_TMP" "$PKG_CHECK_CONF"
