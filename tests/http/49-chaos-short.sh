@@ -19,11 +19,11 @@ chaos() {
 	local what=$1 out=$T_TMP/chaos.out rc line
 	shift
 	echo "--- tests/chaos/run $*"
+	# Its progress is shown as it runs.
 	"$CHAOS" --serve-pidfile "$SERVE_PIDFILE" --sql "$(printf %q "$DEV") sql" \
 	    --restart-db "$(printf %q "$DEV") chaos restart-db" --widen 30 --timeout 40 "$@" \
-	    >"$out" 2>"$T_TMP/chaos.err"
-	rc=$?
-	sed 's/^/    /' "$T_TMP/chaos.err" | tail -n 50
+	    2>&1 >"$out" | tee "$T_TMP/chaos.err" | sed -u 's/^/    /'
+	rc=${PIPESTATUS[0]}
 	line=$(grep '^chaos: requests=' "$out" | tail -n 1)
 	echo "    $line"
 	if [[ $line =~ ^chaos:\ requests=[0-9]+\ retries=[0-9]+\ created=[0-9]+\ replays=[0-9]+\ conflicts=[0-9]+\ orders=[0-9]+\ violations=([0-9]+)$ ]]; then

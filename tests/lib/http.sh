@@ -332,6 +332,8 @@ unique_key() {
 
 # finish: print the RESULT line and exit (non-zero if anything failed).
 finish() {
+	# A script that ends before any check ran has failed.
+	((PASSED + FAILED > 0)) || fail "$TEST_NAME" "ended before any check ran"
 	echo "RESULT $TEST_NAME $PASSED $FAILED"
 	[[ $FAILED -eq 0 ]] && exit 0
 	exit 1

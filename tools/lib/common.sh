@@ -166,11 +166,20 @@ pid_alive() {
 	echo "$pid"
 }
 
-# True while process PID exists and is not a zombie.
+# True while process PID exists and is not a zombie.  A killed
+# multi-threaded process (mariadbd) shows its leader as a zombie while the
+# other threads still exit holding its files, locks and listening sockets:
+# it runs until every thread is gone.
 proc_running() {
-	local state
+	local state t
 	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $state && $state != Z ]]
+	[[ -n $state ]] || return 1
+	[[ $state != Z ]] && return 0
+	for t in /proc/"$1"/task/*/stat; do
+		state=$(awk '{ print $3 }' "$t" 2>/dev/null) || continue
+		[[ -n $state && $state != Z ]] && return 0
+	done
+	return 1
 }
 
 # Wait up to SECONDS for PID to exit; false if it is still there.

@@ -65,7 +65,7 @@ db_ping() {
 }
 
 db_start() {
-	local pid i
+	local pid i try
 	db_write_cnf
 	if pid=$(pid_alive "$DB_PIDFILE" mariadbd) && db_ping; then
 		return 0
@@ -83,16 +83,28 @@ db_start() {
 		fi
 	fi
 	need_free_port "$DB_PORT" MariaDB
-	say "starting mariadbd on 127.0.0.1:$DB_PORT"
-	setsid mariadbd --defaults-file="$MY_CNF" </dev/null \
-	    >>"$LOGDIR/mariadb.out" 2>&1 9>&- &
-	pid=$!
-	for ((i = 0; i < 300; i++)); do
-		db_ping && return 0
-		proc_running "$pid" || break
-		sleep 0.1
+	# Up to three tries: a server that exits at once (a port or a file
+	# lock not yet released by one just killed) is started again; one
+	# that runs (InnoDB crash recovery) gets two minutes to answer.
+	for ((try = 1; try <= 3; try++)); do
+		say "starting mariadbd on 127.0.0.1:$DB_PORT"
+		setsid mariadbd --defaults-file="$MY_CNF" </dev/null \
+		    >>"$LOGDIR/mariadb.out" 2>&1 9>&- &
+		pid=$!
+		for ((i = 0; i < 1200; i++)); do
+			db_ping && return 0
+			proc_running "$pid" || break
+			sleep 0.1
+		done
+		show_log "$LOGDIR/mariadb.err" 15
+		if proc_running "$pid"; then
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_gone "$pid" 30 || true
+			die "mariadbd (pid $pid) did not answer in two minutes"
+		fi
+		say "mariadbd exited at start (try $try of 3)"
+		sleep 2
 	done
-	show_log "$LOGDIR/mariadb.err"
 	die "mariadbd did not come up"
 }
 
