@@ -7,8 +7,9 @@
  *		insert, savepoint, stock lock, order insert, item insert,
  *		stock update, ledger update, commit (the reference)
  *	batched	two round trips, as the service sends them: ledger insert +
- *		savepoint + stock lock; then order + items + stock + ledger
- *		update + COMMIT (hex literals, guards)
+ *		savepoint + stock read (no lock); then the guarded stock
+ *		decrease (the lock) + order + items + ledger update + COMMIT
+ *		(hex literals, guards)
  *	proc	one prepared CALL of a stored procedure doing all of it
  *		(created by dbtx in the database; needs CREATE ROUTINE)
  *
@@ -285,20 +286,21 @@ batched_tx(struct db *db, const struct ledger_scope *scope,
 	db_batch_reset(b);
 	if (ledger_batch_insert(b, scope, FP_ZERO, 86400) == -1 ||
 	    db_batch_add(b, 0, "SAVEPOINT order_work") == -1 ||
-	    store_batch_lock(b, in) == -1)
+	    store_batch_stock(b, in, 0) == -1)
 		return DB_ERROR;
 	rc = db_batch_run(db, b);
 	if (rc != DB_OK)
 		return rc;
 	id = b->insert_id[0];
-	store_read_locked(b->res[2], in, rows);
+	store_read_stock(b->res[2], in, rows);
 	if (!rows[0].found || rows[0].available < 1)
 		return DB_ERROR;
 	order_id_format(oid, sizeof(oid), id);
 	response_reset(resp);
 	response_json(resp, 201, "{\"orderId\":\"x\"}", 15);
 	db_batch_reset(b);
-	if (store_batch_order(b, id, scope->principal, scope->key, in,
+	if (store_batch_take(b, in, rows) == -1 ||
+	    store_batch_order(b, id, scope->principal, scope->key, in,
 	    time(NULL)) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
 	    ledger_batch_finish(b, id, LEDGER_SUCCEEDED, resp, oid) == -1 ||
 	    db_batch_commit(b) == -1)

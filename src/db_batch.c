@@ -89,6 +89,13 @@ db_batch_guard(struct db_batch *b, long long rows)
 	    "18446744073709551615 + (ROW_COUNT() <> %lld)", rows);
 }
 
+/* Whether the batch just run failed at statement i as a guard refusing. */
+int
+db_batch_refused(const struct db *db, const struct db_batch *b, int i)
+{
+	return b->done == i && db->last_errno == ER_DATA_OUT_OF_RANGE;
+}
+
 /* End the batch with COMMIT. */
 int
 db_batch_commit(struct db_batch *b)

@@ -38,6 +38,7 @@ void	db_batch_clear(struct db_batch *);
 int	db_batch_add(struct db_batch *, long long, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	db_batch_guard(struct db_batch *, long long);
+int	db_batch_refused(const struct db *, const struct db_batch *, int);
 int	db_batch_commit(struct db_batch *);
 int	db_batch_hex(struct db_batch *, const char *, size_t);
 int	db_batch_run(struct db *, struct db_batch *);

@@ -15,7 +15,7 @@
 static const char *fault_points[FP_COUNT] = {
 	"before_ledger_insert", "after_ledger_insert", "after_order_insert",
 	"after_stock_decrease", "before_commit", "after_commit",
-	"conflict_read",
+	"conflict_read", "after_judge",
 };
 
 /*

@@ -16,6 +16,7 @@ enum fault_point {
 	FP_BEFORE_COMMIT,
 	FP_AFTER_COMMIT,
 	FP_CONFLICT_READ,
+	FP_AFTER_JUDGE,
 	FP_COUNT,
 };
 

@@ -39,6 +39,7 @@ struct metrics_shm {
 	atomic_ullong		 worker_starts;
 	atomic_ullong		 worker_crashes;
 	atomic_ullong		 worker_recycles;
+	atomic_ullong		 stock_changed;
 	atomic_llong		 in_flight_uncelled;	/* all cells taken */
 	struct metrics_cell	 cells[METRICS_CELLS];
 };
@@ -212,6 +213,18 @@ metrics_db_error(int cls)
 	atomic_fetch_add_explicit(&shm->db_errors[k], 1, memory_order_relaxed);
 }
 
+/*
+ * Count a create whose stock rows changed between their read and the
+ * final round trip, so that it was judged again under the lock.
+ */
+void
+metrics_stock_changed(void)
+{
+	if (shm != NULL)
+		atomic_fetch_add_explicit(&shm->stock_changed, 1,
+		    memory_order_relaxed);
+}
+
 /* Copy the counters into s; zeros without a mapping. */
 void
 metrics_snapshot(struct metrics_snapshot *s)
@@ -239,6 +252,8 @@ metrics_snapshot(struct metrics_snapshot *s)
 	s->worker_crashes = atomic_load_explicit(&shm->worker_crashes,
 	    memory_order_relaxed);
 	s->worker_recycles = atomic_load_explicit(&shm->worker_recycles,
+	    memory_order_relaxed);
+	s->stock_changed = atomic_load_explicit(&shm->stock_changed,
 	    memory_order_relaxed);
 	s->in_flight = atomic_load_explicit(&shm->in_flight_uncelled,
 	    memory_order_relaxed);
@@ -365,6 +380,13 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 	if (rc == BUF_OK)
 		rc = buf_printf(b, "idemorders_worker_recycles_total %llu\n",
 		    s->worker_recycles);
+	if (rc == BUF_OK)
+		rc = family(b, "idemorders_stock_changed_total", "counter",
+		    "Creates whose stock rows changed after they were read, "
+		    "judged again under the lock.");
+	if (rc == BUF_OK)
+		rc = buf_printf(b, "idemorders_stock_changed_total %llu\n",
+		    s->stock_changed);
 	if (rc == BUF_OK)
 		rc = family(b, "idemorders_requests_in_flight", "gauge",
 		    "Requests being served now, this scrape included.");

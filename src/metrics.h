@@ -57,6 +57,7 @@ struct metrics_snapshot {
 	unsigned long long	 worker_starts;
 	unsigned long long	 worker_crashes;
 	unsigned long long	 worker_recycles;
+	unsigned long long	 stock_changed;
 	long long		 in_flight;
 };
 
@@ -66,6 +67,7 @@ void	metrics_worker_exited(pid_t, int);
 void	metrics_request_begin(void);
 void	metrics_request_end(int, enum outcome, int, double);
 void	metrics_db_error(int);
+void	metrics_stock_changed(void);
 void	metrics_snapshot(struct metrics_snapshot *);
 
 enum outcome metrics_label_of(int, enum outcome);

@@ -7,16 +7,22 @@
  *				attempt's outcome:
  *	  step_connect()	connect if needed; the deadline bounds every
  *				wait
- *	  step_claim_lock()	round trip 1: a fresh read of the scope's
+ *	  step_claim_read()	round trip 1: a fresh read of the scope's
  *				committed row, the INSERT of the PROCESSING
  *				row (taken: claim_failed() answers from
- *				that read), SAVEPOINT, SELECT ... FOR
- *				UPDATE of the stock rows in SKU order
- *	  rules_judge()		every final business rule, before any write
+ *				that read), SAVEPOINT, the stock rows read
+ *				without a lock
+ *	  rules_judge()		every final business rule on those rows
  *				(rules.c)
- *	  step_finish()		round trip 2: the order, its items, the
- *				stock decrease, the ledger row SUCCEEDED with
- *				the exact response, COMMIT
+ *	  step_finish()		round trip 2: the stock decrease, which locks
+ *				the rows in SKU order, guarded to stop the
+ *				batch unless every row still holds what was
+ *				judged; the order, its items, the ledger row
+ *				SUCCEEDED with the exact response, COMMIT
+ *	  step_lock()		only when a rule failed on the unlocked rows,
+ *				or the guard refused: SELECT ... FOR UPDATE
+ *				and judge again on the locked rows, then
+ *				step_finish() or step_reject()
  *	  step_reject()		a final rejection: ROLLBACK TO SAVEPOINT,
  *				FAILED_FINAL with the error response, then
  *				step_commit()
@@ -42,6 +48,7 @@
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
+#include "metrics.h"
 #include "order_create.h"
 #include "order_input.h"
 #include "order_view.h"
@@ -58,6 +65,7 @@ enum attempt {
 	ATTEMPT_DONE,		/* resp is the answer */
 	ATTEMPT_RETRY,		/* retry; resp is the answer once spent */
 	ATTEMPT_DROP,		/* answer nothing */
+	ATTEMPT_STALE,		/* the rows judged changed before the lock */
 };
 
 struct attempt_ctx {
@@ -72,7 +80,10 @@ struct attempt_ctx {
 	/* This attempt's state. */
 	int				 claimed;	/* ledger row inserted */
 	int				 savepoint;
-	int				 locked;	/* rows[] hold the stock */
+	int				 locked;	/* rows[] were read under
+							   the lock */
+	int				 take;		/* the stock decrease's
+							   index in batch, or -1 */
 	int				 commit_fault;	/* before_commit acted */
 	int				 settled;	/* resp comes from a ledger
 							   row or this COMMIT */
@@ -520,17 +531,18 @@ batch_too_big(struct attempt_ctx *c, struct response *resp)
  * afresh (it answers a replay when the claim meets a duplicate key; "no
  * row" grants nothing), claim the scope (INSERT the PROCESSING row; the
  * unique key alone decides, and its id names the order), set the
- * savepoint and lock the stock rows in SKU order.  A fault planned at
- * the conflict read leaves the read out (the old fresh read after the
- * duplicate is where it acts); one planned after the ledger insert
- * splits the batch there.
+ * savepoint and read the stock rows, without a lock: the lock is taken
+ * by the final round trip, so no row stays locked while answers travel
+ * and the rules are judged.  A fault planned at the conflict read
+ * leaves the read out (the old fresh read after the duplicate is where
+ * it acts); one planned after the ledger insert splits the batch there.
  */
 static enum attempt
-step_claim_lock(struct attempt_ctx *c, struct response *resp)
+step_claim_read(struct attempt_ctx *c, struct response *resp)
 {
 	struct db_batch	*b = &c->batch;
 	enum attempt	 a;
-	int		 rc, lock, read = -1, claim;
+	int		 rc, stock, read = -1, claim;
 
 	db_batch_reset(b);
 	if (!FAULT_PLANNED(c->req->fault, FP_CONFLICT_READ)) {
@@ -556,22 +568,47 @@ step_claim_lock(struct attempt_ctx *c, struct response *resp)
 		db_batch_reset(b);
 	}
 	if (db_batch_add(b, 0, "SAVEPOINT order_work") == -1 ||
-	    store_batch_lock(b, c->req->in) == -1)
+	    store_batch_stock(b, c->req->in, 0) == -1)
 		return batch_too_big(c, resp);
-	lock = b->n - 1;
+	stock = b->n - 1;
 	rc = db_batch_run(c->db, b);
 	if (rc != DB_OK && !c->claimed && b->done <= claim)
 		return claim_failed(c, rc, read >= 0 && b->done > read ?
 		    b->res[read] : NULL, resp);
 	if (rc != DB_OK)
-		return attempt_failed(c, rc, "stock lock", resp);
+		return attempt_failed(c, rc, "stock read", resp);
 	if (!c->claimed) {
 		c->claimed = 1;
 		c->id = b->insert_id[claim];
 	}
 	c->savepoint = 1;
-	store_read_locked(b->res[lock], c->req->in, c->rows);
+	store_read_stock(b->res[stock], c->req->in, c->rows);
+	return ATTEMPT_NEXT;
+}
+
+/*
+ * The rare path: a rule failed on the rows read without a lock, or the
+ * guard of the final round trip found them changed (undo: roll back
+ * what that round trip did first).  Lock the rows (SELECT ... FOR
+ * UPDATE, in SKU order) and judge every rule again on what is locked.
+ */
+static enum attempt
+step_lock(struct attempt_ctx *c, int undo, struct response *resp)
+{
+	struct db_batch	*b = &c->batch;
+	int		 rc;
+
+	db_batch_reset(b);
+	if ((undo && db_batch_add(b, 0, "ROLLBACK TO SAVEPOINT order_work") ==
+	    -1) || store_batch_stock(b, c->req->in, 1) == -1)
+		return batch_too_big(c, resp);
+	rc = db_batch_run(c->db, b);
+	if (rc != DB_OK)
+		return attempt_failed(c, rc, "stock lock", resp);
+	store_read_stock(b->res[b->n - 1], c->req->in, c->rows);
 	c->locked = 1;
+	if (rules_judge(c->req->in, c->rows, &c->reject) == -1)
+		return ATTEMPT_REJECT;
 	return ATTEMPT_NEXT;
 }
 
@@ -630,11 +667,17 @@ run_part(struct attempt_ctx *c, int order_stmt, enum fault_point pt,
     const char *name, struct response *resp)
 {
 	struct db_batch	*b = &c->batch;
-	int		 rc, failed;
+	int		 rc, failed, refused;
 
 	rc = db_batch_run(c->db, b);
 	failed = b->done;	/* the statement that failed, if one did */
+	refused = c->take >= 0 && db_batch_refused(c->db, b, c->take + 1);
+	if (rc == DB_OK && c->take >= 0)
+		c->locked = 1;	/* the decrease holds the rows judged */
+	c->take = -1;
 	db_batch_reset(b);
+	if (rc == DB_ERROR && refused && !c->locked)
+		return ATTEMPT_STALE;
 	if (rc == DB_UNKNOWN)
 		return commit_unknown(c, resp);
 	if (rc == DB_DUPLICATE && failed == order_stmt &&
@@ -670,12 +713,14 @@ split_at(struct attempt_ctx *c, enum fault_point pt, const char *name,
 }
 
 /*
- * 4., 5. and 6. in one round trip once every rule passed: the order (its
- * id allocated with the claim), its items, the stock decrease, the
- * ledger row SUCCEEDED with the exact response that will be replayed,
- * and COMMIT.  The server stops the batch at the first failure, so the
- * COMMIT runs only after every statement did what it must.  A fault
- * planned at a point inside it splits the batch there.
+ * 4., 5. and 6. in one round trip once every rule passed: the stock
+ * decrease, which locks the rows and stops the batch unless they still
+ * hold what was judged (ATTEMPT_STALE), the order (its id allocated with
+ * the claim), its items, the ledger row SUCCEEDED with the exact
+ * response that will be replayed, and COMMIT.  The server stops the
+ * batch at the first failure, so the COMMIT runs only after every
+ * statement did what it must.  A fault planned at a point inside it
+ * splits the batch there.
  */
 static enum attempt
 step_finish(struct attempt_ctx *c, struct response *resp)
@@ -691,10 +736,13 @@ step_finish(struct attempt_ctx *c, struct response *resp)
 		return batch_too_big(c, resp);
 	order_id_format(order_id, sizeof(order_id), c->id);
 	db_batch_reset(b);
+	c->take = b->n;
+	if (store_batch_take(b, req->in, c->rows) == -1)
+		return batch_too_big(c, resp);
+	order_stmt = b->n;
 	if (store_batch_order(b, c->id, req->principal, req->key, req->in,
 	    c->created) == -1)
 		return batch_too_big(c, resp);
-	order_stmt = 0;
 	a = split_at(c, FP_AFTER_ORDER_INSERT, "after_order_insert",
 	    &order_stmt, resp);
 	if (a != ATTEMPT_NEXT)
@@ -810,17 +858,28 @@ create_attempt(struct attempt_ctx *c, struct response *resp)
 
 	c->claimed = c->savepoint = c->locked = c->commit_fault = 0;
 	c->settled = 0;
+	c->take = -1;
 	a = step_connect(c, resp);
 	if (a == ATTEMPT_NEXT)
 		a = fault_at(c, FP_BEFORE_LEDGER_INSERT, "before_ledger_insert",
 		    resp);
 	if (a == ATTEMPT_NEXT)
-		a = step_claim_lock(c, resp);
+		a = step_claim_read(c, resp);
 	if (a == ATTEMPT_NEXT && rules_judge(c->req->in, c->rows,
 	    &c->reject) == -1)
-		a = ATTEMPT_REJECT;
+		a = step_lock(c, 0, resp);	/* judged again, locked */
+	if (a == ATTEMPT_NEXT)
+		a = fault_at(c, FP_AFTER_JUDGE, "after_judge", resp);
 	if (a == ATTEMPT_NEXT)
 		a = step_finish(c, resp);	/* or a fault's rejection */
+	if (a == ATTEMPT_STALE) {
+		log_debug("key %s attempt %d: the stock changed after it was "
+		    "judged: locking it", c->scope.key, c->attempt);
+		metrics_stock_changed();
+		a = step_lock(c, 1, resp);
+		if (a == ATTEMPT_NEXT)
+			a = step_finish(c, resp);
+	}
 	if (a != ATTEMPT_REJECT)
 		return a;
 	a = step_reject(c, resp);

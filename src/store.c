@@ -172,21 +172,25 @@ batch_sku_list(struct db_batch *b, const struct order_input *in)
 	return buf_addc(&b->sql, ')') == BUF_OK ? 0 : -1;
 }
 
-/* Add the stock lock: SELECT ... FOR UPDATE of every SKU, in SKU order. */
+/*
+ * Add the read of every SKU's stock row, in SKU order: locked (SELECT
+ * ... FOR UPDATE) when lock is set, else the latest committed rows, read
+ * without a lock.
+ */
 int
-store_batch_lock(struct db_batch *b, const struct order_input *in)
+store_batch_stock(struct db_batch *b, const struct order_input *in, int lock)
 {
 	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT sku, currency, "
 	    "unit_price, available FROM stock WHERE sku IN ") == -1 ||
 	    batch_sku_list(b, in) == -1)
 		return -1;
-	return buf_adds(&b->sql, " ORDER BY sku FOR UPDATE") == BUF_OK ?
-	    0 : -1;
+	return buf_adds(&b->sql, lock ? " ORDER BY sku FOR UPDATE" :
+	    " ORDER BY sku") == BUF_OK ? 0 : -1;
 }
 
-/* Fill rows[i] for in->items[i] from the result of store_batch_lock(). */
+/* Fill rows[i] for in->items[i] from the result of store_batch_stock(). */
 void
-store_read_locked(MYSQL_RES *res, const struct order_input *in,
+store_read_stock(MYSQL_RES *res, const struct order_input *in,
     struct stock_row *rows)
 {
 	MYSQL_ROW	 row;
@@ -241,10 +245,59 @@ store_batch_order(struct db_batch *b, unsigned long long id,
 }
 
 /*
- * Add the order's items at the locked prices and the stock decrease,
- * with a guard: every stock row changes (and the CHECK on available
- * refuses going below zero).
+ * Add the stock decrease of every item, taking each row's lock, and a
+ * guard that stops the batch unless every row still holds what the
+ * rules were judged on: the same currency and unit price, and at least
+ * the quantity available.  The rows are locked in SKU order (the
+ * primary key's), as SELECT ... FOR UPDATE locks them.
  */
+int
+store_batch_take(struct db_batch *b, const struct order_input *in,
+    const struct stock_row *rows)
+{
+	size_t	 i;
+
+	if (in->nitems == 1) {
+		/* One SKU, the common order: no CASE to evaluate. */
+		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock SET available = "
+		    "available - %d WHERE sku = ", in->items[0].qty) == -1 ||
+		    db_batch_hex(b, in->items[0].sku,
+		    strlen(in->items[0].sku)) == -1 ||
+		    buf_printf(&b->sql, " AND available >= %d AND unit_price = "
+		    "%lld AND currency = ", in->items[0].qty,
+		    rows[0].unit_price) != BUF_OK ||
+		    db_batch_hex(b, in->currency, 3) == -1)
+			return -1;
+		return db_batch_guard(b, 1);
+	}
+	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock SET "
+	    "available = available - CASE sku") == -1)
+		return -1;
+	for (i = 0; i < in->nitems; i++)
+		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
+		    db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1 ||
+		    buf_printf(&b->sql, " THEN %d", in->items[i].qty) != BUF_OK)
+			return -1;
+	if (buf_adds(&b->sql, " END WHERE sku IN ") != BUF_OK ||
+	    batch_sku_list(b, in) == -1 ||
+	    buf_adds(&b->sql, " AND currency = ") != BUF_OK ||
+	    db_batch_hex(b, in->currency, 3) == -1 ||
+	    buf_adds(&b->sql, " AND CASE sku") != BUF_OK)
+		return -1;
+	for (i = 0; i < in->nitems; i++)
+		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
+		    db_batch_hex(b, in->items[i].sku,
+		    strlen(in->items[i].sku)) == -1 ||
+		    buf_printf(&b->sql, " THEN available >= %d AND unit_price "
+		    "= %lld", in->items[i].qty, rows[i].unit_price) != BUF_OK)
+			return -1;
+	if (buf_adds(&b->sql, " END") != BUF_OK)
+		return -1;
+	return db_batch_guard(b, (long long)in->nitems);
+}
+
+/* Add the order's items at the prices judged. */
 int
 store_batch_lines(struct db_batch *b, unsigned long long id,
     const struct order_input *in, const struct stock_row *rows)
@@ -261,26 +314,5 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 		    buf_printf(&b->sql, ", %d, %lld)", in->items[i].qty,
 		    rows[i].unit_price) != BUF_OK)
 			return -1;
-	if (in->nitems == 1) {
-		/* One SKU, the common order: no CASE to evaluate. */
-		if (db_batch_add(b, 1, "UPDATE stock SET available = "
-		    "available - %d WHERE sku = ", in->items[0].qty) == -1 ||
-		    db_batch_hex(b, in->items[0].sku,
-		    strlen(in->items[0].sku)) == -1)
-			return -1;
-		return db_batch_guard(b, 1);
-	}
-	if (db_batch_add(b, (long long)in->nitems, "UPDATE stock SET "
-	    "available = available - CASE sku") == -1)
-		return -1;
-	for (i = 0; i < in->nitems; i++)
-		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, " THEN %d", in->items[i].qty) != BUF_OK)
-			return -1;
-	if (buf_adds(&b->sql, " END WHERE sku IN ") != BUF_OK ||
-	    batch_sku_list(b, in) == -1)
-		return -1;
-	return db_batch_guard(b, (long long)in->nitems);
+	return 0;
 }

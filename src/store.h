@@ -25,9 +25,11 @@ struct stock_row {
 	long long	 available;
 };
 
-int	store_batch_lock(struct db_batch *, const struct order_input *);
-void	store_read_locked(MYSQL_RES *, const struct order_input *,
+int	store_batch_stock(struct db_batch *, const struct order_input *, int);
+void	store_read_stock(MYSQL_RES *, const struct order_input *,
 	    struct stock_row *);
+int	store_batch_take(struct db_batch *, const struct order_input *,
+	    const struct stock_row *);
 int	store_batch_order(struct db_batch *, unsigned long long, const char *,
 	    const char *, const struct order_input *, time_t);
 int	store_batch_lines(struct db_batch *, unsigned long long,

@@ -393,8 +393,9 @@ session_questions(struct db *db)
 
 /*
  * Round trips: a create sends its eleven statements in two round trips
- * (the fresh read, INSERT, SAVEPOINT, SELECT FOR UPDATE; then the order,
- * items, stock, guard, ledger, guard, COMMIT); a replay is answered after
+ * (the fresh read, INSERT, SAVEPOINT, the stock read; then the guarded
+ * stock decrease, the order, items, ledger, guard, COMMIT); a replay is
+ * answered after
  * one (the read, then the INSERT that meets the duplicate key), and its
  * transaction, which wrote nothing, is rolled back once answered.
  */

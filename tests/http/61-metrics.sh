@@ -143,7 +143,7 @@ expect_delta() {
 # expect_deltas WHAT A B OUTCOME=N... : every outcome label, every DB
 # error class and the worker counters moved by the given amounts (0 when
 # not named: "db:CLASS=N", "attempts=N", "starts=N", "crashes=N",
-# "recycles=N", "requests=N" the sum over all outcomes).
+# "recycles=N", "changed=N", "requests=N" the sum over all outcomes).
 expect_deltas() {
 	local what=$1 a=$2 b=$3 kv o n total=0
 	shift 3
@@ -163,6 +163,7 @@ expect_deltas() {
 	expect_delta "$what" "$a" "$b" "idemorders_worker_starts_total{}" "${want[starts]:-0}"
 	expect_delta "$what" "$a" "$b" "idemorders_worker_crashes_total{}" "${want[crashes]:-0}"
 	expect_delta "$what" "$a" "$b" "idemorders_worker_recycles_total{}" "${want[recycles]:-0}"
+	expect_delta "$what" "$a" "$b" "idemorders_stock_changed_total{}" "${want[changed]:-0}"
 	# The histogram counts every answered request, once.
 	expect_delta "$what" "$a" "$b" "${HIST}_count{}" "$total"
 	expect_delta "$what" "$a" "$b" "${HIST}_bucket{le=\"+Inf\"}" "$total"
@@ -208,6 +209,7 @@ for s in $HTTP_SERVERS; do
 	    "idemorders_attempts counter" "idemorders_db_errors counter" \
 	    "idemorders_worker_starts counter" "idemorders_worker_crashes counter" \
 	    "idemorders_worker_recycles counter" \
+	    "idemorders_stock_changed counter" \
 	    "idemorders_requests_in_flight gauge"; do
 		check "$s metrics: TYPE $t" grep -qxF "TYPE $t" "$T_TMP/s0.$s"
 	done
@@ -276,6 +278,24 @@ if awk -v h="${HIST}_bucket" '
 else
 	fail "histogram buckets" "$(grep "${HIST}_bucket" "$T_TMP/b" | tr '\n' ' ')"
 fi
+
+# A create whose stock row changed between its read and its final round
+# trip (held 1.5 s after judging): judged again under the lock, counted.
+scrape lighttpd "$T_TMP/g0" || fail "scrape before the stock change" "status $STATUS"
+curl -s -o /dev/null -w '%{http_code}' --max-time 30 -u "$ALICE" \
+    -H "Idempotency-Key: $(unique_key t61-changed)" \
+    -H 'Content-Type: application/json' \
+    -H 'X-Idemorders-Fault: after_judge=sleep1500' \
+    --data-binary "$(body_for 1)" "$LIGHTTPD_URL$MOUNT" >"$T_TMP/changed.code" &
+changed=$!
+sleep 0.7
+sql "UPDATE stock SET available = available - 1 WHERE sku = '$SKU'" >/dev/null
+wait "$changed"
+[[ $(cat "$T_TMP/changed.code") == 201 ]] && ok "create after its stock changed: 201" ||
+    fail "create after its stock changed" "status $(cat "$T_TMP/changed.code")"
+scrape apache "$T_TMP/g1" || fail "scrape after the stock change" "status $STATUS"
+expect_deltas "a create whose stock changed" "$T_TMP/g0" "$T_TMP/g1" ok=1 \
+    created=1 attempts=1 changed=1
 
 # --- 2b. a retried attempt, a request in flight, a crash in mid-request ----
 

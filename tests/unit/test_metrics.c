@@ -105,6 +105,7 @@ test_render_values(void)
 	s.worker_starts = 9;
 	s.worker_crashes = 1;
 	s.worker_recycles = 4;
+	s.stock_changed = 6;
 	s.in_flight = 1;
 	CU_ASSERT_EQUAL(render(&s, &b), BUF_OK);
 	CU_ASSERT_TRUE(has_line(&b,
@@ -146,6 +147,7 @@ test_render_values(void)
 	CU_ASSERT_TRUE(has_line(&b, "idemorders_worker_starts_total 9"));
 	CU_ASSERT_TRUE(has_line(&b, "idemorders_worker_crashes_total 1"));
 	CU_ASSERT_TRUE(has_line(&b, "idemorders_worker_recycles_total 4"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_stock_changed_total 6"));
 	CU_ASSERT_TRUE(has_line(&b, "idemorders_requests_in_flight 1"));
 	buf_free(&b);
 }
