@@ -68,7 +68,10 @@ cmd_summary(const struct cmd_entry *e, FILE *fp)
 	put_lines(fp, "      ", "      ", e->about);
 }
 
-/* Return the value of the long option arg ("--name[=value]"), or 0. */
+/*
+ * Return the value of the long option arg ("--name[=value]", name as
+ * written, perhaps abbreviated), or 0.
+ */
 static int
 long_val(const char *arg, const struct option *longopts)
 {
@@ -77,8 +80,7 @@ long_val(const char *arg, const struct option *longopts)
 
 	len = strcspn(arg + 2, "=");
 	for (o = longopts; o->name != NULL; o++)
-		if (strlen(o->name) == len && strncmp(o->name, arg + 2,
-		    len) == 0)
+		if (len > 0 && strncmp(o->name, arg + 2, len) == 0)
 			return o->val;
 	return 0;
 }
