@@ -46,8 +46,6 @@
 #define AUDIT_DETAIL_MAX	320
 #define AUDIT_FOREVER_S		(100LL * 366 * 86400)
 #define AUDIT_CLOCK_MARGIN_S	60
-/* The last second FROM_UNIXTIME() takes (MariaDB before 11.5). */
-#define AUDIT_SINCE_MAX		2147483647LL
 
 /* The one number a check's SQL takes. */
 enum audit_param {
@@ -430,8 +428,8 @@ out:
  * duration back from now ("90m", "24h").  Returns 0, or -1 if malformed
  * or out of range.
  */
-static int
-parse_since(const char *s, long long *since)
+int
+audit_parse_since(const char *s, long long *since)
 {
 	char		*end;
 	long long	 n;
@@ -453,34 +451,4 @@ parse_since(const char *s, long long *since)
 	if (*since < 0)
 		*since = 0;
 	return 0;
-}
-
-/*
- * `idemorders audit [--since WHEN]`: load the configuration, audit,
- * print to stdout.  since_arg may be NULL (every row).
- */
-int
-audit_command(const char *path, int json, const char *since_arg)
-{
-	struct conf	 conf;
-	char		 err[512];
-	long long	 since = 0;
-	int		 rc;
-
-	if (since_arg != NULL && parse_since(since_arg, &since) == -1) {
-		fprintf(stderr, "idemorders audit: --since \"%s\": expected "
-		    "@EPOCH_SECONDS (0 to %lld, the database's FROM_UNIXTIME "
-		    "range) or a duration such as 90m or 24h\n", since_arg,
-		    (long long)AUDIT_SINCE_MAX);
-		return AUDIT_ERROR;
-	}
-	if (conf_load(&conf, path, err, sizeof(err)) == -1) {
-		fprintf(stderr, "idemorders audit: %s\n", err);
-		conf_clear(&conf);
-		return AUDIT_ERROR;
-	}
-	log_init("idemorders", conf.log_syslog, conf.log_level);
-	rc = audit_run(&conf, json, since, stdout);
-	conf_clear(&conf);
-	return rc;
 }

@@ -15,7 +15,10 @@ struct conf;
 #define AUDIT_BREACH	1	/* at least one breach, reported */
 #define AUDIT_ERROR	2	/* usage, configuration or database error */
 
+/* The last second FROM_UNIXTIME() takes (MariaDB before 11.5). */
+#define AUDIT_SINCE_MAX		2147483647LL
+
 int	audit_run(const struct conf *, int, long long, FILE *);
-int	audit_command(const char *, int, const char *);
+int	audit_parse_since(const char *, long long *);
 
 #endif

@@ -284,6 +284,203 @@ accept_conn(const struct conf *conf, int listen_fd, int *fdp)
 	return ACCEPT_OK;
 }
 
+/* A worker's state, from start-up to exit. */
+struct worker {
+	const struct conf	*conf;
+	const struct worker_ops	*ops;
+	int			 listen_fd;
+	FCGX_Request		 fr;		/* fr.ipcFd: the kept connection */
+	struct db		 db;
+	struct buf		 body;
+	struct response		 resp;
+	struct pollfd		 pfd[2];	/* listening socket, kept one */
+	int			 nfd;		/* of pfd in use */
+	sigset_t		 waitmask;	/* while in ppoll() */
+	long			 served;
+	long long		 waiting_since;	/* a new connection, ms */
+	int			 status;	/* WORKER_EXIT_* */
+};
+
+/* What the loop does next. */
+enum worker_step {
+	STEP_SERVE,	/* read the next request on fr */
+	STEP_AGAIN,	/* wait again */
+	STEP_STOP,	/* leave; w->status says why */
+};
+
+/*
+ * Install the worker's signal handlers and block SIGTERM and SIGINT but
+ * while waiting with w->waitmask.
+ */
+static void
+worker_signals(struct worker *w)
+{
+	struct sigaction	 sa;
+	sigset_t		 block;
+
+#ifdef HAVE_PRCTL
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = worker_sigterm;		/* no SA_RESTART */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_SETMASK, &block, NULL);
+	sigemptyset(&w->waitmask);
+}
+
+/*
+ * Set up the database connection, the buffers and libfcgi.  Returns 0,
+ * or -1 when libfcgi cannot start (worker_clear() releases the rest).
+ */
+static int
+worker_setup(struct worker *w)
+{
+	srandom((unsigned int)(getpid() ^ time(NULL)));
+	db_init(&w->db, w->conf);
+	if (w->ops->needs_db)
+		db_connect(&w->db);	/* a failure is retried per request */
+	buf_init(&w->body, w->conf->max_body_bytes);
+	response_init(&w->resp);
+	/* No listening socket for libfcgi: accept_conn() takes them all. */
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&w->fr, -1,
+	    FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+		log_warnx("FastCGI initialisation failed");
+		return -1;
+	}
+	/* The listening socket, and a kept connection (fr.ipcFd). */
+	w->pfd[0].fd = w->listen_fd;
+	w->pfd[0].events = POLLIN;
+	w->pfd[1].events = POLLIN;
+	return 0;
+}
+
+/*
+ * Wait for the listening socket or the kept connection, with signals
+ * let in.  Idle for a second with a database read left open, or while
+ * draining, it ends the read, or the worker.
+ */
+static enum worker_step
+worker_wait(struct worker *w, int draining)
+{
+	struct timespec	 idle = { 1, 0 };
+	int		 n;
+
+	w->nfd = 1;
+	if (w->fr.ipcFd >= 0) {
+		w->pfd[1].fd = w->fr.ipcFd;
+		w->nfd = 2;
+	}
+	w->pfd[0].revents = w->pfd[1].revents = 0;
+	n = ppoll(w->pfd, w->nfd, w->db.read_open || draining ? &idle : NULL,
+	    &w->waitmask);
+	if (n == -1) {
+		if (errno == EINTR)
+			return STEP_AGAIN;
+		/* Not a recycle: the supervisor's rate limit applies. */
+		log_warn("ppoll");
+		w->status = WORKER_EXIT_FAILURE;
+		return STEP_STOP;
+	}
+	if (worker_quit)
+		return STEP_STOP;
+	if (n == 0) {
+		if (draining)
+			return STEP_STOP;	/* the web server left it idle */
+		db_idle(&w->db);
+		return STEP_AGAIN;
+	}
+	/*
+	 * A shut listening socket stays readable, and ppoll() returns for
+	 * it before a pending SIGTERM is delivered: stop here.
+	 */
+	if (w->pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+		return STEP_STOP;
+	if (w->pfd[0].revents == 0)
+		w->waiting_since = 0;
+	return STEP_SERVE;
+}
+
+/*
+ * After a wait that found only a new connection: swap an idle kept one
+ * for it (draining: make way for a fresh worker), unless a request came
+ * in on the kept one since, or a worker without one may still take it.
+ */
+static enum worker_step
+worker_take_conn(struct worker *w, int draining)
+{
+	struct timespec		 swap_poll = { 0, SWAP_POLL_MS * 1000000L };
+	enum accept_result	 ar;
+	int			 fd;
+
+	if (w->nfd == 2 && w->pfd[1].revents != 0)
+		return STEP_SERVE;	/* a request on the kept one */
+	if (w->nfd == 2) {
+		if (conn_ready(w->fr.ipcFd))
+			return STEP_AGAIN;
+		if (w->waiting_since == 0)
+			w->waiting_since = mono_ms();
+		if (mono_ms() - w->waiting_since < SWAP_WAIT_MS) {
+			/* Watch the kept one meanwhile. */
+			ppoll(&w->pfd[1], 1, &swap_poll, &w->waitmask);
+			return STEP_AGAIN;
+		}
+		if (draining)
+			return STEP_STOP;
+	}
+	w->waiting_since = 0;
+	ar = accept_conn(w->conf, w->listen_fd, &fd);
+	if (ar == ACCEPT_NONE)
+		return STEP_AGAIN;
+	if (ar == ACCEPT_CLOSED)
+		return STEP_STOP;
+	if (ar == ACCEPT_FAILED) {
+		w->status = WORKER_EXIT_FAILURE;
+		return STEP_STOP;
+	}
+	if (w->fr.ipcFd >= 0)
+		conn_drop(&w->fr);
+	w->fr.ipcFd = fd;
+	/* FCGX_Accept_r() must not close it as finished. */
+	w->fr.keepConnection = 1;
+	return STEP_SERVE;
+}
+
+/*
+ * With a connection in hand FCGX_Accept_r reads its next request and
+ * the request is served; a closed or broken connection is closed there.
+ */
+static void
+worker_serve_next(struct worker *w)
+{
+	if (FCGX_Accept_r(&w->fr) < 0)
+		return;
+	serve_request(&w->fr, w->conf, w->ops, &w->db, &w->body, &w->resp);
+	FCGX_Finish_r(&w->fr);
+	db_answered(&w->db);
+	w->served++;
+}
+
+/* Release what the worker holds; a kept connection is closed. */
+static void
+worker_clear(struct worker *w)
+{
+	conn_drop(&w->fr);
+	response_clear(&w->resp);
+	buf_free(&w->body);
+	db_disconnect(&w->db);
+}
+
 /*
  * The worker's life: handlers, one DB connection, then accept until
  * asked to stop or max_requests are served.  Signals are blocked except
@@ -313,148 +510,37 @@ int
 worker_main(const struct conf *conf, int listen_fd,
     const struct worker_ops *ops)
 {
-	struct sigaction	 sa;
-	sigset_t		 block, waitmask;
-	struct pollfd		 pfd[2];
-	FCGX_Request		 fr;
-	struct db		 db;
-	struct buf		 body;
-	struct response		 resp;
-	long			 served = 0;
-	struct timespec		 idle = { 1, 0 };
-	int			 n, nfd, fd, draining;
-	int			 status = WORKER_EXIT_RECYCLE;
-	long long		 waiting_since = 0;	/* a new connection */
-	struct timespec		 swap_poll = { 0, SWAP_POLL_MS * 1000000L };
-	enum accept_result	 ar;
+	struct worker		 w;
+	enum worker_step	 step;
+	int			 draining;
 
-#ifdef HAVE_PRCTL
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = worker_sigterm;		/* no SA_RESTART */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_SETMASK, &block, NULL);
-	sigemptyset(&waitmask);
+	memset(&w, 0, sizeof(w));
+	w.conf = conf;
+	w.ops = ops;
+	w.listen_fd = listen_fd;
+	w.fr.ipcFd = -1;		/* until FCGX_InitRequest() */
+	w.status = WORKER_EXIT_RECYCLE;
+	worker_signals(&w);
 	if (getppid() == 1)
 		return WORKER_EXIT_RECYCLE;	/* the master is already gone */
-
-	srandom((unsigned int)(getpid() ^ time(NULL)));
-	db_init(&db, conf);
-	if (ops->needs_db)
-		db_connect(&db);	/* a failure is retried per request */
-	buf_init(&body, conf->max_body_bytes);
-	response_init(&resp);
-	/* No listening socket for libfcgi: accept_conn() takes them all. */
-	if (FCGX_Init() != 0 || FCGX_InitRequest(&fr, -1,
-	    FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
-		log_warnx("FastCGI initialisation failed");
+	if (worker_setup(&w) == -1) {
+		worker_clear(&w);
 		return WORKER_EXIT_FAILURE;
 	}
-	/* The listening socket, and a kept connection (fr.ipcFd). */
-	pfd[0].fd = listen_fd;
-	pfd[0].events = POLLIN;
-	pfd[1].events = POLLIN;
 	while (!worker_quit) {
 		draining = conf->max_requests > 0 &&
-		    served >= conf->max_requests;
-		if (draining && fr.ipcFd < 0)
+		    w.served >= conf->max_requests;
+		if (draining && w.fr.ipcFd < 0)
 			break;
-		nfd = 1;
-		if (fr.ipcFd >= 0) {
-			pfd[1].fd = fr.ipcFd;
-			nfd = 2;
-		}
-		pfd[0].revents = pfd[1].revents = 0;
-		/* Idle for a second with a read left open, or draining. */
-		n = ppoll(pfd, nfd, db.read_open || draining ? &idle : NULL,
-		    &waitmask);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			/* Not a recycle: the supervisor's rate limit applies. */
-			log_warn("ppoll");
-			status = WORKER_EXIT_FAILURE;
+		step = worker_wait(&w, draining);
+		if (step == STEP_SERVE)
+			step = worker_take_conn(&w, draining);
+		if (step == STEP_STOP)
 			break;
-		}
-		if (worker_quit)
-			break;
-		if (n == 0) {
-			if (draining)
-				break;	/* the web server left it idle */
-			db_idle(&db);
-			continue;
-		}
-		/*
-		 * A shut listening socket stays readable, and ppoll() returns
-		 * for it before a pending SIGTERM is delivered: stop here.
-		 */
-		if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))
-			break;
-		if (pfd[0].revents == 0)
-			waiting_since = 0;
-		if (nfd == 1 || pfd[1].revents == 0) {
-			/*
-			 * Only a new connection: swap an idle kept one for
-			 * it (draining: make way for a fresh worker), unless
-			 * a request came in on the kept one since, or a
-			 * worker without one may still take it.
-			 */
-			if (nfd == 2 && conn_ready(fr.ipcFd))
-				continue;
-			if (nfd == 2) {
-				if (waiting_since == 0)
-					waiting_since = mono_ms();
-				if (mono_ms() - waiting_since < SWAP_WAIT_MS) {
-					/* Watch the kept one meanwhile. */
-					ppoll(&pfd[1], 1, &swap_poll, &waitmask);
-					continue;
-				}
-				if (draining)
-					break;
-			}
-			waiting_since = 0;
-			ar = accept_conn(conf, listen_fd, &fd);
-			if (ar == ACCEPT_NONE)
-				continue;
-			if (ar == ACCEPT_CLOSED)
-				break;
-			if (ar == ACCEPT_FAILED) {
-				status = WORKER_EXIT_FAILURE;
-				break;
-			}
-			if (fr.ipcFd >= 0)
-				conn_drop(&fr);
-			fr.ipcFd = fd;
-			/* FCGX_Accept_r() must not close it as finished. */
-			fr.keepConnection = 1;
-		}
-		/*
-		 * With a connection in hand FCGX_Accept_r reads its next
-		 * request; a closed or broken one is closed there.
-		 */
-		if (FCGX_Accept_r(&fr) < 0)
-			continue;
-		serve_request(&fr, conf, ops, &db, &body, &resp);
-		FCGX_Finish_r(&fr);
-		db_answered(&db);
-		served++;
+		if (step == STEP_SERVE)
+			worker_serve_next(&w);
 	}
 	/* Stopping or recycled: a kept connection is closed. */
-	conn_drop(&fr);
-	response_clear(&resp);
-	buf_free(&body);
-	db_disconnect(&db);
-	return status;
+	worker_clear(&w);
+	return w.status;
 }

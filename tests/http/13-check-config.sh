@@ -3,7 +3,9 @@
 # settings, in the server's own words: the stack's configuration passes;
 # a wrong password names the refusal (1045, "Access denied"); a port
 # where nothing listens names the failed connect.  Each exits 1 and
-# prints the configuration's path with the reason.
+# prints the configuration's path with the reason.  Then the command
+# line of every command: a usage or configuration error exits 2 with a
+# message naming it, -h prints the command's own usage and exits 0.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -48,4 +50,60 @@ rc=$?
 [[ $out == *"database: Can't connect"*"(2002)"* ]] &&
     ok "nothing listening: the failed connect and its number" ||
     fail "nothing listening: message" "printed '$out'"
+# --- the command line: 2 for a usage or configuration error --------------
+
+# cli NAME WANT_RC WANT_TEXT ARGS...: run idemorders ARGS (at most 10 s,
+# stdin closed) and expect its exit status and WANT_TEXT in its output.
+cli() {
+	local name=$1 want_rc=$2 want=$3 out rc
+	shift 3
+	out=$(timeout 10 "$IDEMORDERS_BIN" "$@" </dev/null 2>&1)
+	rc=$?
+	[[ $rc == "$want_rc" && $out == *"$want"* ]] &&
+	    ok "$name: exit $rc, \"$want\"" ||
+	    fail "$name" "exit $rc (want $want_rc and \"$want\"): $(head -c 300 <<<"$out")"
+}
+
+cli "an unknown command" 2 'unknown command "frobnicate"' frobnicate
+cli "no command" 2 'usage: idemorders COMMAND'
+cli "migrate --json" 2 'idemorders migrate: unknown option --json' \
+    migrate --json -c "$IDEMORDERS_CONF"
+cli "serve --batch 5" 2 'idemorders serve: unknown option --batch' \
+    serve --batch 5 -c "$IDEMORDERS_CONF"
+cli "check-config --dry-run" 2 'idemorders check-config: unknown option --dry-run' \
+    check-config --dry-run -c "$IDEMORDERS_CONF"
+cli "expire --batch 0" 2 'idemorders expire: --batch must be from 1 to 1000000' \
+    expire --batch 0 -c "$IDEMORDERS_CONF"
+cli "expire -c without its file" 2 'idemorders expire: option -c needs an argument' \
+    expire -c
+cli "stock frob" 2 'usage: idemorders stock' stock frob -c "$IDEMORDERS_CONF"
+cli "stock set with 3 values" 2 'usage: idemorders stock' \
+    stock set -c "$IDEMORDERS_CONF" T13 KRW 100
+cli "a stray argument to migrate" 2 'idemorders migrate: unexpected argument "now"' \
+    migrate now -c "$IDEMORDERS_CONF"
+
+out=$("$IDEMORDERS_BIN" audit -h 2>/dev/null)
+rc=$?
+[[ $rc == 0 && $out == "usage: idemorders audit "* && $out != *expire* ]] &&
+    ok "audit -h: exit 0, audit's usage only" ||
+    fail "audit -h" "exit $rc: $(head -c 300 <<<"$out")"
+out=$("$IDEMORDERS_BIN" expire --help 2>/dev/null)
+rc=$?
+[[ $rc == 0 && $out == "usage: idemorders expire "* && $out == *--dry-run* &&
+    $out != *audit* ]] &&
+    ok "expire --help: exit 0, expire's usage only" ||
+    fail "expire --help" "exit $rc: $(head -c 300 <<<"$out")"
+out=$("$IDEMORDERS_BIN" --help 2>/dev/null)
+rc=$?
+[[ $rc == 0 && $out == *check-config* && $out == *"stock import"* ]] &&
+    ok "--help: exit 0, every command" || fail "--help" "exit $rc: $(head -c 300 <<<"$out")"
+cli "-V" 0 "idemorders " -V
+
+for c in serve migrate check-config expire audit "stock list"; do
+	# shellcheck disable=SC2086 # "stock list" is two words
+	cli "$c without its config file" 2 "$T_TMP/none.conf" \
+	    $c -c "$T_TMP/none.conf"
+done
+cli "the global -c before the command" 0 "configuration OK, database reachable" \
+    -c "$IDEMORDERS_CONF" check-config
 finish

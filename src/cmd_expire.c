@@ -1,0 +1,75 @@
+/* `idemorders expire`: the retention job. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "conf.h"
+#include "expire.h"
+
+#define EXPIRE_BATCH_MAX	1000000
+
+static int	cmd_expire(struct cmd_line *);
+
+const struct cmd_entry cmd_expire_entry = {
+	"expire",
+	"[-c FILE] [--batch N] [--dry-run]",
+	"turn expired idempotency keys into tombstones and purge old "
+	"tombstones\n"
+	"(--batch: rows per transaction; --dry-run: count, change nothing)",
+	cmd_expire
+};
+
+/* Expire and purge in batches; print what was done. */
+static int
+cmd_expire(struct cmd_line *cl)
+{
+	static const struct option longopts[] = {
+		{ "batch", required_argument, NULL, 'b' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct conf		*conf;
+	struct expire_stats	 st;
+	long			 batch = 0;
+	int			 ch, dry_run = 0, rc;
+	char			*end;
+
+	for (;;) {
+		ch = cmd_getopt(cl, longopts);
+		if (ch == -1)
+			break;
+		switch (ch) {
+		case 'b':
+			batch = strtol(optarg, &end, 10);
+			if (*end != '\0' || batch < 1 ||
+			    batch > EXPIRE_BATCH_MAX)
+				return cmd_usage_error(cl, "--batch must be "
+				    "from 1 to %d", EXPIRE_BATCH_MAX);
+			break;
+		case 'n':
+			dry_run = 1;
+			break;
+		default:
+			return cl->status;
+		}
+	}
+	if (cmd_no_arguments(cl) == -1)
+		return cl->status;
+	conf = cmd_conf_load(cl);
+	if (conf == NULL)
+		return cl->status;
+	if (expire_run(conf, batch ? batch : conf->expire_batch, dry_run,
+	    &st) == 0) {
+		printf("%sexpired=%lld purged=%lld batches=%ld\n",
+		    dry_run ? "dry-run: " : "", st.expired, st.purged,
+		    st.batches);
+		rc = CMD_OK;
+	} else
+		rc = CMD_FAILED;
+	cmd_conf_free(conf);
+	return rc;
+}
