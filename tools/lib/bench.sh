@@ -110,7 +110,8 @@ bench_ticks() {
 		done
 	done
 	[[ ${#files[@]} -gt 0 ]] || { echo 0; return; }
-	cat "${files[@]}" 2>/dev/null |
+	# A worker may exit between pgrep and cat (pipefail is on).
+	{ cat "${files[@]}" 2>/dev/null || true; } |
 	    awk '{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { print t + 0 }'
 }
 
@@ -121,7 +122,7 @@ bench_hwm() {
 		files+=("/proc/$p/status")
 	done
 	[[ ${#files[@]} -gt 0 ]] || { echo 0; return; }
-	cat "${files[@]}" 2>/dev/null |
+	{ cat "${files[@]}" 2>/dev/null || true; } |
 	    awk '$1 == "VmHWM:" && $2 > m { m = $2 } END { print m + 0 }'
 }
 
