@@ -620,6 +620,20 @@ bench_rt_mean() {
 	awk -v s="$sum" -v n="$n" 'BEGIN { printf "%.2f", 1000 * s / n }'
 }
 
+# bench_net_rps MODE: req/s of a 5 s wrk run (bench/orders.lua MODE:
+# create or hot) through lighttpd at the hot SKU's concurrency.
+bench_net_rps() {
+	# (In a command substitution: a tag of its own, not BENCH_N.)
+	local tag=net-$1-$(date +%s%N)
+	local out=$BENCH_LOG/$tag.txt
+	timeout -k 5 60 wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_HOT_C" -d5s \
+	    --timeout 10s -H "Authorization: Basic $BENCH_AUTH" \
+	    -s "$REPO/bench/orders.lua" "$LIGHTTPD_URL$MOUNT" -- \
+	    "$1" 201 "b$BENCH_RUN-$tag" >"$out" 2>&1 9>&- || true
+	sed -n 's/^BENCH .* rps=\([0-9.]*\) .*/\1/p' "$out" | tail -n 1 |
+	    grep . || echo 0
+}
+
 # What a network between the responders and MariaDB costs: the pool
 # through the fault proxy (tests/dbproxy), which forwards every chunk
 # BENCH_NET_MS late in each direction, against the same proxy passing at
@@ -627,6 +641,7 @@ bench_rt_mean() {
 # $BENCH_LOG/roundtrips.md for the report.
 bench_roundtrips() {
 	local d=${BENCH_NET_MS:-20} n=${BENCH_RT_N:-20} key mode c0 r0 c1 r1
+	local s0 h0 s1 h1
 	local ctl=$DBPROXY_CONTROL_PORT
 	echo "round trips: the pool through the fault proxy, ${d} ms each way"
 	"$DBPROXY_BIN" -l "$DBPROXY_PORT" -u "$DB_SOCKET" -c "$ctl" \
@@ -645,21 +660,29 @@ bench_roundtrips() {
 		if [[ $mode == pass ]]; then
 			c0=$(bench_rt_mean create "$n")
 			r0=$(bench_rt_mean replay "$n" "$key")
+			s0=$(bench_net_rps create) h0=$(bench_net_rps hot)
 		else
 			c1=$(bench_rt_mean create "$n")
 			r1=$(bench_rt_mean replay "$n" "$key")
+			s1=$(bench_net_rps create) h1=$(bench_net_rps hot)
 		fi
 	done
 	dbproxy_stop
 	sed -i '/^# Added by .* bench (round trips):$/,$d' "$CONF"
 	sed -i 's/^# db_socket = /db_socket = /' "$CONF"
 	serve_start
-	awk -v d="$d" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v n="$n" 'BEGIN {
+	awk -v d="$d" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v n="$n" \
+	    -v s0="$s0" -v s1="$s1" -v h0="$h0" -v h1="$h1" -v c="$BENCH_HOT_C" 'BEGIN {
 		printf "\n## Round trips between the responders and MariaDB\n\n"
 		printf "The pool through the fault proxy, every chunk forwarded %d ms late each way, against the proxy passing at once; %d sequential requests through lighttpd each; round trips = (delayed - passing) / (2 x %d ms).\n\n", d, n, d
 		printf "| request | passing, ms | delayed, ms | round trips |\n|---|--:|--:|--:|\n"
 		printf "| create (a new key) | %.1f | %.1f | %.2f |\n", c0, c1, (c1 - c0) / (2 * d)
 		printf "| replay | %.1f | %.1f | %.2f |\n", r0, r1, (r1 - r0) / (2 * d)
+		printf "\nThrough the same proxy, c%d for %d s each (wrk, lighttpd): whatever a stock row lock spans, the network included, bounds every order on one SKU.\n\n", c, 5
+		printf "| req/s | passing | delayed |\n|---|--:|--:|\n"
+		printf "| create, SKUs spread | %.0f | %.0f |\n", s0, s1
+		printf "| every order on one SKU | %.0f | %.0f |\n", h0, h1
+		printf "| one SKU / spread | %.2f | %.2f |\n", (s0 > 0 ? h0 / s0 : 0), (s1 > 0 ? h1 / s1 : 0)
 	}' >"$BENCH_LOG/roundtrips.md"
 	cat "$BENCH_LOG/roundtrips.md"
 }
