@@ -315,6 +315,17 @@ family(struct buf *b, const char *name, const char *type, const char *help)
 	    type);
 }
 
+/* Append a counter without labels: its HELP and TYPE lines, its value. */
+static int
+counter(struct buf *b, const char *name, const char *help,
+    unsigned long long v)
+{
+	int	 rc;
+
+	rc = family(b, name, "counter", help);
+	return rc == BUF_OK ? buf_printf(b, "%s %llu\n", name, v) : rc;
+}
+
 /*
  * Render s in the Prometheus text exposition format, version 0.0.4,
  * appending to b.  Returns 0, or a buf error.
@@ -331,10 +342,8 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 		rc = buf_printf(b, "idemorders_requests_total{outcome=\"%s\"} "
 		    "%llu\n", outcome_name(i), s->requests[i]);
 	if (rc == BUF_OK)
-		rc = family(b, "idemorders_attempts_total", "counter",
-		    "Database transaction attempts made for POST requests.");
-	if (rc == BUF_OK)
-		rc = buf_printf(b, "idemorders_attempts_total %llu\n",
+		rc = counter(b, "idemorders_attempts_total", "Database "
+		    "transaction attempts made for POST requests.",
 		    s->attempts);
 	if (rc == BUF_OK)
 		rc = family(b, "idemorders_request_duration_seconds",
@@ -362,31 +371,19 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 		    "%llu\n", i < MDB_OTHER ? db_class_name(db_classes[i]) :
 		    "other", s->db_errors[i]);
 	if (rc == BUF_OK)
-		rc = family(b, "idemorders_worker_starts_total", "counter",
-		    "Workers forked by the master.");
+		rc = counter(b, "idemorders_worker_starts_total", "Workers "
+		    "forked by the master.", s->worker_starts);
 	if (rc == BUF_OK)
-		rc = buf_printf(b, "idemorders_worker_starts_total %llu\n",
-		    s->worker_starts);
+		rc = counter(b, "idemorders_worker_crashes_total", "Workers that "
+		    "died of a signal or a failure status.", s->worker_crashes);
 	if (rc == BUF_OK)
-		rc = family(b, "idemorders_worker_crashes_total", "counter",
-		    "Workers that died of a signal or a failure status.");
+		rc = counter(b, "idemorders_worker_recycles_total", "Workers that "
+		    "exited cleanly: max_requests served, or replaced by a "
+		    "reload.", s->worker_recycles);
 	if (rc == BUF_OK)
-		rc = buf_printf(b, "idemorders_worker_crashes_total %llu\n",
-		    s->worker_crashes);
-	if (rc == BUF_OK)
-		rc = family(b, "idemorders_worker_recycles_total", "counter",
-		    "Workers that exited cleanly: max_requests served, or "
-		    "replaced by a reload.");
-	if (rc == BUF_OK)
-		rc = buf_printf(b, "idemorders_worker_recycles_total %llu\n",
-		    s->worker_recycles);
-	if (rc == BUF_OK)
-		rc = family(b, "idemorders_stock_changed_total", "counter",
-		    "Creates whose stock rows changed after they were read, "
-		    "judged again under the lock.");
-	if (rc == BUF_OK)
-		rc = buf_printf(b, "idemorders_stock_changed_total %llu\n",
-		    s->stock_changed);
+		rc = counter(b, "idemorders_stock_changed_total", "Creates whose "
+		    "stock rows changed after they were read, judged again "
+		    "under the lock.", s->stock_changed);
 	if (rc == BUF_OK)
 		rc = family(b, "idemorders_requests_in_flight", "gauge",
 		    "Requests being served now, this scrape included.");
