@@ -14,10 +14,10 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
-# held URL KEY BODY: a create held 1.5 s after judging, in the background
+# held URL KEY BODY: a create held 3 s after judging, in the background
 # (answer in $T_TMP/held.*); true once a worker sleeps there.
 held() {
-	bg_post "$T_TMP/held" "$1" "$2" "$3" after_judge=sleep1500
+	bg_post "$T_TMP/held" "$1" "$2" "$3" after_judge=sleep3000
 	sleeping_worker >/dev/null
 }
 

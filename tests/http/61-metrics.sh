@@ -280,12 +280,12 @@ else
 fi
 
 # A create whose stock row changed between its read and its final round
-# trip (held 1.5 s after judging): judged again under the lock, counted.
+# trip (held 3 s after judging): judged again under the lock, counted.
 scrape lighttpd "$T_TMP/g0" || fail "scrape before the stock change" "status $STATUS"
 curl -s -o /dev/null -w '%{http_code}' --max-time 30 -u "$ALICE" \
     -H "Idempotency-Key: $(unique_key t61-changed)" \
     -H 'Content-Type: application/json' \
-    -H 'X-Idemorders-Fault: after_judge=sleep1500' \
+    -H 'X-Idemorders-Fault: after_judge=sleep3000' \
     --data-binary "$(body_for 1)" "$LIGHTTPD_URL$MOUNT" >"$T_TMP/changed.code" &
 changed=$!
 sleep 0.7
