@@ -181,6 +181,16 @@ dup_key_of(const char *msg, char *name, size_t size)
 }
 
 /*
+ * The failure just recorded was one the caller planned for (a guard that
+ * refused): it is not the request's database failure.
+ */
+void
+db_expected(struct db *db)
+{
+	db->last_class = DB_OK;
+}
+
+/*
  * Record a failure where it happens: class (0: derived from code), the
  * error number and message, and for a duplicate key the name of the
  * unique key.  A failure that leaves the connection unusable marks it

@@ -115,6 +115,7 @@ int	db_arm(struct db *);
 void	db_bound_io(struct db *);
 int	db_conn_fail(struct db *);
 int	db_fail(struct db *, int, unsigned int, const char *);
+void	db_expected(struct db *);
 int	db_dup_key_is(const struct db *, const char *);
 int	db_out_of_space(unsigned int, const char *);
 const char *db_class_name(int);

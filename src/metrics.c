@@ -214,8 +214,9 @@ metrics_db_error(int cls)
 }
 
 /*
- * Count a create whose stock rows changed between their read and the
- * final round trip, so that it was judged again under the lock.
+ * Count a create whose stock rows, read without a lock, no longer held
+ * what was judged once the final round trip locked them, so that it was
+ * judged again under the lock.
  */
 void
 metrics_stock_changed(void)
@@ -382,8 +383,9 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 		    "reload.", s->worker_recycles);
 	if (rc == BUF_OK)
 		rc = counter(b, "idemorders_stock_changed_total", "Creates whose "
-		    "stock rows changed after they were read, judged again "
-		    "under the lock.", s->stock_changed);
+		    "stock rows, read without a lock, no longer held what was "
+		    "judged once locked: judged again under the lock.",
+		    s->stock_changed);
 	if (rc == BUF_OK)
 		rc = family(b, "idemorders_requests_in_flight", "gauge",
 		    "Requests being served now, this scrape included.");

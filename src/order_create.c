@@ -676,8 +676,10 @@ run_part(struct attempt_ctx *c, int order_stmt, enum fault_point pt,
 		c->locked = 1;	/* the decrease holds the rows judged */
 	c->take = -1;
 	db_batch_reset(b);
-	if (rc == DB_ERROR && refused && !c->locked)
+	if (rc == DB_ERROR && refused && !c->locked) {
+		db_expected(c->db);
 		return ATTEMPT_STALE;
+	}
 	if (rc == DB_UNKNOWN)
 		return commit_unknown(c, resp);
 	if (rc == DB_DUPLICATE && failed == order_stmt &&

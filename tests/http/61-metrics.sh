@@ -279,8 +279,9 @@ else
 	fail "histogram buckets" "$(grep "${HIST}_bucket" "$T_TMP/b" | tr '\n' ' ')"
 fi
 
-# A create whose stock row changed between its read and its final round
-# trip (held 3 s after judging): judged again under the lock, counted.
+# A create whose SKU is repriced between its read and its final round
+# trip (held 3 s after judging): the guard refuses, it is judged again
+# under the lock (422 AMOUNT_MISMATCH), counted; the price is restored.
 scrape lighttpd "$T_TMP/g0" || fail "scrape before the stock change" "status $STATUS"
 curl -s -o /dev/null -w '%{http_code}' --max-time 30 -u "$ALICE" \
     -H "Idempotency-Key: $(unique_key t61-changed)" \
@@ -289,13 +290,14 @@ curl -s -o /dev/null -w '%{http_code}' --max-time 30 -u "$ALICE" \
     --data-binary "$(body_for 1)" "$LIGHTTPD_URL$MOUNT" >"$T_TMP/changed.code" &
 changed=$!
 sleep 0.7
-sql "UPDATE stock SET available = available - 1 WHERE sku = '$SKU'" >/dev/null
+sql "UPDATE stock SET unit_price = unit_price + 1 WHERE sku = '$SKU'" >/dev/null
 wait "$changed"
-[[ $(cat "$T_TMP/changed.code") == 201 ]] && ok "create after its stock changed: 201" ||
-    fail "create after its stock changed" "status $(cat "$T_TMP/changed.code")"
+sql "UPDATE stock SET unit_price = $PRICE WHERE sku = '$SKU'" >/dev/null
+[[ $(cat "$T_TMP/changed.code") == 422 ]] && ok "create repriced after judging: 422" ||
+    fail "create repriced after judging" "status $(cat "$T_TMP/changed.code")"
 scrape apache "$T_TMP/g1" || fail "scrape after the stock change" "status $STATUS"
-expect_deltas "a create whose stock changed" "$T_TMP/g0" "$T_TMP/g1" ok=1 \
-    created=1 attempts=1 changed=1
+expect_deltas "a create repriced after judging" "$T_TMP/g0" "$T_TMP/g1" ok=1 \
+    rejected=1 attempts=1 changed=1
 
 # --- 2b. a retried attempt, a request in flight, a crash in mid-request ----
 
