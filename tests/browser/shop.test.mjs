@@ -3,7 +3,7 @@
 // identity) and on the bearer shop (checkout-token.php: the page holds a
 // token).  Judged by what the page shows and by the rows in the database:
 // one order per checkout, and its principal is the signed-in customer.
-// Run by tests/http/83-browser.sh, which exports the shops' URLs, DEV,
+// Run by tests/clients/83-browser.sh, which exports the shops' URLs, DEV,
 // LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

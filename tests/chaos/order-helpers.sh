@@ -19,12 +19,18 @@
 #   expect_nothing_committed KEY SKU AVAILABLE WHAT
 #   expect_one_order KEY SKU AVAILABLE ORDER_ID WHAT
 #   log_attempts LOGFILE KEY           attempts=N of the key's last log line
-#   pool_workers | pool_wait_full [SECONDS] | sleeping_worker
-#                                      the test stack's worker pool
+#   sleeping_worker                    the worker of the test stack's pool
+#                                      sleeping in a fault point
 #   private_conf FILE SOCKET [KEY=VALUE...]
 #                                      a responder config on the test DB
 #   start_private BIN CONF SOCKET LOG  start a private `serve`; sets PRIV_PID
 #   stop_private                       SIGTERM it, wait, clean up
+#
+# It sources tests/lib/pool.sh (pool_workers, pool_wait_full, pool_swap,
+# pool_restore: the pool on the stack's socket).
+
+# shellcheck source=tests/lib/pool.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/../lib/pool.sh"
 
 : "${PRINCIPAL:=alice}"
 RUN_TAG=$(date +%s%N | cut -c6-13)$$
@@ -234,16 +240,6 @@ stop_private() {
 	[[ -n $PRIV_SOCK ]] && rm -f "$PRIV_SOCK"
 }
 
-# pool_workers: the live workers of the test stack's pool, one per line.
-pool_workers() {
-	local m p st
-	m=$(cat "$SERVE_PIDFILE" 2>/dev/null) || return 0
-	for p in $(pgrep -P "$m" 2>/dev/null); do
-		st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) || continue
-		[[ $st != Z ]] && echo "$p"
-	done
-}
-
 # sleeping_worker: the pool worker sleeping in a fault point (nanosleep:
 # an injected sleepN), waiting up to 3 s for one.
 sleeping_worker() {
@@ -260,9 +256,6 @@ sleeping_worker() {
 	return 1
 }
 
-# pool_wait_full [SECONDS]: wait until the pool has its configured workers
-# again (after crashes the master respawns them, with a delay after a
-# quick death), so that later scripts find the stack as it was.
 # wait_healthy WHEN: health answers 200 on every server within ~20 s.
 wait_healthy() {
 	local s c i
@@ -275,15 +268,4 @@ wait_healthy() {
 		[[ $c == 200 ]] && ok "$s health 200 $1" ||
 		    fail "$s health $1" "answers $c"
 	done
-}
-
-pool_wait_full() {
-	local want i
-	want=$(sed -n 's/^[[:space:]]*workers[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$IDEMORDERS_CONF" | tail -n 1)
-	want=${want:-4}
-	for ((i = 0; i < ${1:-40} * 10; i++)); do
-		[[ $(pool_workers | wc -l) -ge $want ]] && return 0
-		sleep 0.1
-	done
-	return 1
 }

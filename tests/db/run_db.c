@@ -13,11 +13,18 @@
 
 #include "dbtest.h"
 
+/* Every suite of the runner, in the order they run. */
+static const struct unit_suite *const suites[] = {
+	&test_ledger_db_suite,
+	&test_create_db_suite,
+};
+
 int
 main(void)
 {
 	const char	*path = getenv("IDEMORDERS_TEST_CONF");
 	unsigned int	 run, failed;
+	size_t		 i;
 
 	if (path == NULL || *path == '\0') {
 		if (getenv("CI") != NULL) {
@@ -38,11 +45,12 @@ main(void)
 	}
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	if (test_ledger_db_register() == -1 ||
-	    test_create_db_register() == -1) {
-		fprintf(stderr, "cannot register: %s\n", CU_get_error_msg());
-		return 1;
-	}
+	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (unit_add_suite(suites[i]) == -1) {
+			fprintf(stderr, "cannot register: %s\n",
+			    CU_get_error_msg());
+			return 1;
+		}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	run = CU_get_number_of_tests_run();

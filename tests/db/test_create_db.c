@@ -479,32 +479,21 @@ test_deadlock_retried(void)
 }
 #endif
 
-int
-test_create_db_register(void)
-{
-	CU_pSuite	 s;
-
-	s = CU_add_suite("create transaction (MariaDB)", suite_init,
-	    suite_clean);
-	if (s == NULL ||
-	    CU_add_test(s, "create and replay", test_create_and_replay) ==
-	    NULL ||
-	    CU_add_test(s, "final rejections", test_final_rejections) ==
-	    NULL ||
-	    CU_add_test(s, "out_of_stock retryable",
-	    test_out_of_stock_retryable) == NULL ||
-	    CU_add_test(s, "expired and purged", test_expired_and_purged) ==
-	    NULL ||
-	    CU_add_test(s, "processing row", test_processing_row) == NULL ||
-	    CU_add_test(s, "refused statement", test_refused_statement) ==
-	    NULL ||
-	    CU_add_test(s, "exact principals and keys", test_exact_scope) ==
-	    NULL ||
-	    CU_add_test(s, "round trips", test_round_trips) == NULL)
-		return -1;
+static const struct unit_test tests[] = {
+	{ "create and replay", test_create_and_replay },
+	{ "final rejections", test_final_rejections },
+	{ "out_of_stock retryable", test_out_of_stock_retryable },
+	{ "expired and purged", test_expired_and_purged },
+	{ "processing row", test_processing_row },
+	{ "refused statement", test_refused_statement },
+	{ "exact principals and keys", test_exact_scope },
+	{ "round trips", test_round_trips },
 #ifdef ENABLE_FAULT_INJECTION
-	if (CU_add_test(s, "deadlock retried", test_deadlock_retried) == NULL)
-		return -1;
+	{ "deadlock retried", test_deadlock_retried },
 #endif
-	return 0;
-}
+	{ NULL, NULL }
+};
+
+const struct unit_suite test_create_db_suite = {
+	"create transaction (MariaDB)", suite_init, suite_clean, tests
+};

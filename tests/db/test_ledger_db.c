@@ -326,25 +326,16 @@ test_batch_guard(void)
 	db_disconnect(&a);
 }
 
-int
-test_ledger_db_register(void)
-{
-	CU_pSuite	 s;
+static const struct unit_test tests[] = {
+	{ "waiter sees the commit", test_waiter_sees_commit },
+	{ "waiter wins after rollback", test_waiter_wins_after_rollback },
+	{ "key wait is bounded", test_wait_is_bounded },
+	{ "deadlock is transient", test_deadlock_is_transient },
+	{ "missing row and finish guard", test_read_missing_and_finish_guard },
+	{ "a batch guard stops the COMMIT", test_batch_guard },
+	{ NULL, NULL }
+};
 
-	s = CU_add_suite("ledger (MariaDB)", NULL, NULL);
-	if (s == NULL ||
-	    CU_add_test(s, "waiter sees the commit", test_waiter_sees_commit)
-	    == NULL ||
-	    CU_add_test(s, "waiter wins after rollback",
-	    test_waiter_wins_after_rollback) == NULL ||
-	    CU_add_test(s, "key wait is bounded", test_wait_is_bounded) ==
-	    NULL ||
-	    CU_add_test(s, "deadlock is transient", test_deadlock_is_transient)
-	    == NULL ||
-	    CU_add_test(s, "missing row and finish guard",
-	    test_read_missing_and_finish_guard) == NULL ||
-	    CU_add_test(s, "a batch guard stops the COMMIT", test_batch_guard)
-	    == NULL)
-		return -1;
-	return 0;
-}
+const struct unit_suite test_ledger_db_suite = {
+	"ledger (MariaDB)", NULL, NULL, tests
+};

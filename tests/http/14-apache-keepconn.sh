@@ -142,17 +142,16 @@ rconf=$priv/recycle.conf
 	echo "max_requests = 8"
 	echo "log_level = debug"
 } >"$rconf"
-stop_stack_pool
+pool_stop 30 || fail "stack pool" "did not stop"
 reuse_down
 sed -i 's|enablereuse=on|enablereuse=on max=2|' "$DIR/apache2.conf"
 if ! apache2 -d "$DIR" -f "$DIR/apache2.conf" -k start 2>"$DIR/start.err"; then
 	fail "start apache (enablereuse=on max=2)" "$(cat "$DIR/start.err")"
 	finish
 fi
-setsid "$IDEMORDERS_BIN" serve -c "$rconf" </dev/null >"$priv/recycle.log" 2>&1 &
-PIDS+=("$!")
-wait_until 15 eval '[[ -S '"$FCGI_SOCKET"' ]]' ||
+pool_start "$IDEMORDERS_BIN" "$rconf" "$priv/recycle.log" ||
     fail "recycling pool" "$(tail -n 3 "$priv/recycle.log")"
+PIDS+=("$POOL_PID")
 # Apache's kept connections to the stopped pool fail once each: let them.
 seq 1 60 | xargs -P 8 -I{} curl -s -o /dev/null --max-time 30 \
     "$URL$MOUNT/_health" || true

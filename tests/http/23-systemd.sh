@@ -115,7 +115,7 @@ kill "$NOTIFY_PID" 2>/dev/null
 # systemd-socket-activate on the stack's socket path; it is restarted at
 # the end as tools/dev starts it.
 
-stop_stack_pool
+pool_stop 30 || fail "stack pool" "did not stop"
 alog=$priv/activated.log
 setsid systemd-socket-activate -l "$FCGI_SOCKET" "$IDEMORDERS_BIN" serve \
     -c "$IDEMORDERS_CONF" </dev/null >"$alog" 2>&1 &
@@ -154,7 +154,7 @@ wait_until 30 eval '! alive '"$apid" && ok "the activated pool stops on SIGTERM"
 wait "$apid" 2>/dev/null
 
 # Back to the stack's own pool.
-if restore_stack_pool; then
+if pool_restore; then
 	sleep 0.5
 	req GET "$LIGHTTPD_URL$MOUNT/_health"
 	expect_status 200 "the stack's pool is back"

@@ -44,11 +44,10 @@ jlog=$priv/json.log
 	echo "log_format = json"
 	echo "log_level = debug"
 } >"$jconf"
-stop_stack_pool
-setsid "$IDEMORDERS_BIN" serve -c "$jconf" </dev/null >"$jlog" 2>&1 &
-jpid=$!
+pool_stop 30 || fail "stack pool" "did not stop"
+pool_start "$IDEMORDERS_BIN" "$jconf" "$jlog" || fail "json pool" "$(tail -n 3 "$jlog")"
+jpid=$POOL_PID
 PIDS+=("$jpid")
-wait_until 15 eval '[[ -S '"$FCGI_SOCKET"' ]]' || fail "json pool" "$(tail -n 3 "$jlog")"
 sleep 0.5
 
 key=jlog-$$-$RANDOM
@@ -109,7 +108,7 @@ no_secrets "JSON log" "$jlog"
 kill -TERM "$jpid"
 wait_until 30 eval '! alive '"$jpid"
 wait "$jpid" 2>/dev/null
-restore_stack_pool || fail "stack pool restart" "no socket"
+pool_restore || fail "stack pool restart" "no socket"
 sleep 0.5
 req GET "$LIGHTTPD_URL$MOUNT/_health"
 expect_status 200 "the stack's pool is back"

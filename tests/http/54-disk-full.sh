@@ -174,8 +174,8 @@ expect_status 201 "a create before the disk fills"
 FIRST_ID=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
 
 # From here on the pool's own log cannot be written either.
-_pool_stop
-if _pool_start "$POOL_BIN" "$T_TMP/pool.conf" /dev/full; then
+pool_stop
+if pool_start "$POOL_BIN" "$T_TMP/pool.conf" /dev/full; then
 	ok "the swapped pool restarted with its log (stderr) on /dev/full"
 else
 	fail "pool on /dev/full" "no socket"

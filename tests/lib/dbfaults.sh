@@ -1,6 +1,8 @@
 # tests/lib/dbfaults.sh -- database faults for the HTTP test scripts.
 # shellcheck shell=bash
-# Sourced after tests/lib/http.sh and tests/chaos/order-helpers.sh.
+# Sourced after tests/lib/http.sh and tests/chaos/order-helpers.sh (which
+# brings tests/lib/pool.sh: pool_swap [--proxy], pool_restore,
+# expect_no_asan_reports).
 #
 #   proxy_start                  start tests/dbproxy/dbproxy in front of
 #                                the test stack's MariaDB (its unix socket)
@@ -9,18 +11,8 @@
 #                                delay MS, refuse, stats); prints the answer
 #                                and fails unless it starts with "ok"
 #   proxy_stat NAME              one counter of `stats` (open, cuts, ...)
-#   pool_swap [--proxy] [KEY=VALUE...]
-#                                replace the stack's responder pool on its
-#                                socket by one with these settings (through
-#                                the proxy with --proxy), run from the ASan
-#                                build when it is there and fresh
-#                                (IDEMORDERS_TEST_ASAN=1 builds it first);
-#                                POOL_LOG is its log
-#   pool_restore                 the stack's own pool again (run on EXIT)
 #   proxy_cleanup                the EXIT trap of a script using the proxy:
 #                                pass, the stack's pool back, proxy stopped
-#   expect_no_asan_reports WHAT  the swapped pool's log has no sanitizer
-#                                report and no worker killed by a signal
 #   db_root_sql "STATEMENT"      SQL as root, no database selected
 #   expect_rows_sane KEY SKU INITIAL QTY WHAT
 #                                after any answer: at most one order for
@@ -42,16 +34,8 @@ esac
 : "${DBPROXY_PORT:=$((_dbport + _off + 20))}"
 : "${DBPROXY_CONTROL_PORT:=$((_dbport + _off + 21))}"
 unset _off _dbport
-DB_SOCKET=$RUNDIR/mysqld.sock
-BUILD_DIR=$(dirname -- "$(dirname -- "$IDEMORDERS_BIN")")
 DBPROXY_BIN=$BUILD_DIR/tests/dbproxy/dbproxy
-ASAN_BUILD=${BUILD_DIR%/build}/build-asan
 PROXY_PID=
-POOL_PID=
-POOL_SWAPPED=0
-POOL_ASAN=0
-POOL_LOG=$LOGDIR/swapped-pool-$TEST_NAME.log
-STACK_STAMP=
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -116,141 +100,6 @@ proxy() {
 # proxy_stat NAME: one counter of `stats`.
 proxy_stat() {
 	proxy stats | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
-# The same checksum tools/dev keeps in RUNDIR/idemorders.stamp.
-_stack_sum() {
-	local f
-	for f in "$@"; do
-		printf '%s\n' "$f"
-		cat "$f" 2>/dev/null || true
-	done | sha1sum | cut -c1-40
-}
-
-# Stop the master in SERVE_PIDFILE and wait for its workers to go.
-_pool_stop() {
-	local m kids i
-	m=$(cat "$SERVE_PIDFILE" 2>/dev/null) || return 0
-	[[ -n $m ]] && kill -0 "$m" 2>/dev/null || return 0
-	kids=$(pgrep -P "$m" 2>/dev/null)
-	kill -TERM "$m" 2>/dev/null
-	for ((i = 0; i < 150; i++)); do
-		kill -0 "$m" 2>/dev/null || break
-		sleep 0.1
-	done
-	# shellcheck disable=SC2086
-	kill -0 "$m" 2>/dev/null && kill -KILL "$m" $kids 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
-		kill -0 "$m" 2>/dev/null || break
-		sleep 0.1
-	done
-}
-
-# Start `BIN serve -c CONF` on the stack's socket, log to LOG.
-_pool_start() {
-	local bin=$1 conf=$2 log=$3 i
-	rm -f "$FCGI_SOCKET"
-	# libmariadb is not instrumented: a use after free inside it is seen
-	# only when freed memory is filled with garbage (then it crashes).
-	ASAN_OPTIONS=${POOL_ASAN_OPTIONS:-detect_leaks=0:max_free_fill_size=65536:free_fill_byte=190} \
-	    MALLOC_PERTURB_=190 \
-	    UBSAN_OPTIONS=print_stacktrace=1 \
-	    setsid "$bin" serve -c "$conf" </dev/null >>"$log" 2>&1 &
-	POOL_PID=$!
-	echo "$POOL_PID" >"$SERVE_PIDFILE"
-	for ((i = 0; i < 150; i++)); do
-		[[ -S $FCGI_SOCKET ]] && return 0
-		kill -0 "$POOL_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	return 1
-}
-
-# Set POOL_BIN to the responder binary for a swapped pool: the ASan build when it is
-# there and not older than the stack's build.
-_pool_bin() {
-	local asan=$ASAN_BUILD/src/idemorders
-	if [[ ${IDEMORDERS_TEST_ASAN:-} == 1 && -f $ASAN_BUILD/Makefile ]]; then
-		make -C "$ASAN_BUILD" -j2 src/idemorders >"$T_TMP/asan-make.log" 2>&1 ||
-		    fail "ASan build" "$(tail -n 5 "$T_TMP/asan-make.log")"
-	fi
-	if [[ -x $asan && ! $asan -ot $IDEMORDERS_BIN ]]; then
-		POOL_ASAN=1
-		POOL_BIN=$asan
-	else
-		POOL_ASAN=0
-		POOL_BIN=$IDEMORDERS_BIN
-	fi
-}
-
-# pool_swap [--proxy] [KEY=VALUE...]
-pool_swap() {
-	local via=0 conf=$T_TMP/pool.conf bin kv
-	if [[ ${1:-} == --proxy ]]; then
-		via=1
-		shift
-	fi
-	_pool_bin
-	bin=$POOL_BIN
-	{
-		grep -vE '^[[:space:]]*(db_socket|db_host|db_port)[[:space:]]*=' "$IDEMORDERS_CONF"
-		echo
-		echo "# swapped in by $TEST_NAME"
-		if [[ $via == 1 ]]; then
-			echo "db_host = 127.0.0.1"
-			echo "db_port = $DBPROXY_PORT"
-		else
-			echo "db_socket = $DB_SOCKET"
-		fi
-		for kv in "$@"; do
-			echo "${kv%%=*} = ${kv#*=}"
-		done
-	} >"$conf"
-	chmod 0644 "$conf"
-	if [[ $POOL_SWAPPED == 0 ]]; then
-		STACK_STAMP=$(cat "$RUNDIR/idemorders.stamp" 2>/dev/null)
-		# Until restored, tools/dev must not take this pool for its own.
-		rm -f "$RUNDIR/idemorders.stamp"
-		: >"$POOL_LOG"
-	fi
-	POOL_SWAPPED=1
-	_pool_stop
-	printf '=== %s: %s serve, %s\n' "$(date -u +%FT%T)" "$bin" "$*" >>"$POOL_LOG"
-	if ! _pool_start "$bin" "$conf" "$POOL_LOG"; then
-		fail "swapped pool" "no socket; log: $(tail -n 5 "$POOL_LOG" | tr '\n' ' ')"
-		return 1
-	fi
-	pool_wait_full 20 || true
-	local how=plain path="on the socket"
-	[[ $POOL_ASAN == 1 ]] && how=ASan
-	[[ $via == 1 ]] && path="through the proxy"
-	ok "responder pool swapped ($how build, $path): $*"
-}
-
-# pool_restore: the stack's own pool, as tools/dev started it.
-pool_restore() {
-	[[ $POOL_SWAPPED == 1 ]] || return 0
-	_pool_stop
-	if _pool_start "$IDEMORDERS_BIN" "$IDEMORDERS_CONF" "$LOGDIR/idemorders.log"; then
-		if [[ -n $STACK_STAMP ]]; then
-			printf '%s\n' "$STACK_STAMP" >"$RUNDIR/idemorders.stamp"
-		fi
-	else
-		echo "pool_restore: the stack's pool did not come back" >&2
-	fi
-	POOL_SWAPPED=0
-	pool_wait_full 20 || true
-}
-
-# expect_no_asan_reports WHAT
-expect_no_asan_reports() {
-	local n
-	n=$(grep -cE 'ERROR: (Address|Leak)Sanitizer|runtime error:|worker [0-9]+ killed by signal' "$POOL_LOG" 2>/dev/null)
-	if [[ ${n:-0} -eq 0 ]]; then
-		ok "$1: no sanitizer report in $(basename "$POOL_LOG")"
-	else
-		fail "$1: sanitizer reports or crashed workers" "$n in $POOL_LOG: $(grep -m1 -B2 -A14 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:|worker [0-9]+ killed by signal' "$POOL_LOG" | tr '\n' ' ' | head -c 2000)"
-	fi
 }
 
 # db_root_sql "STATEMENT": as root, no database selected.

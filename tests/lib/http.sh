@@ -1,4 +1,5 @@
-# tests/lib/http.sh -- helpers for the HTTP test scripts (tests/http/*.sh).
+# tests/lib/http.sh -- helpers for the test scripts run against the stack
+# (tests/http, tests/package, tests/audit, tests/clients).
 # shellcheck shell=bash
 #
 # Source it first thing:   . "$(dirname "$0")/../lib/http.sh"

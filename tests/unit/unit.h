@@ -1,7 +1,9 @@
 /*
- * The CUnit suites of the unit runner: each test_<module>.c defines its
- * suite as a table of tests, and run_unit.c registers them all with
- * unit_add_suite().
+ * The CUnit suites of the unit and database runners: each test file
+ * defines its suite as a table of tests, and the runner (run_unit.c,
+ * tests/db/run_db.c) registers them all with unit_add_suite().  The unit
+ * runner's suites are declared here, the database runner's in
+ * tests/db/dbtest.h.
  */
 #ifndef IDEMORDERS_TESTS_UNIT_H
 #define IDEMORDERS_TESTS_UNIT_H

@@ -305,12 +305,16 @@ install_runbin() {
 	fi
 }
 
+# Start the responder pool on FCGI_SOCKET unless the pool there is the one
+# this function started from the same binary and config: its stamp holds
+# their checksum and the master's pid, so that a pool a test script put
+# on the socket (tests/lib/pool.sh) is replaced, never taken for it.
 serve_start() {
 	local pid sum i
 	sum=$(files_sum "$BIN" "$CONF")
 	if pid=$(pid_alive "$SERVE_PIDFILE" idemorders); then
-		[[ $(cat "$RUN/idemorders.stamp" 2>/dev/null) == "$sum" ]] && return 0
-		say "binary or config changed: restarting the responder"
+		[[ $(cat "$RUN/idemorders.stamp" 2>/dev/null) == "$sum $pid" ]] && return 0
+		say "binary, config or pool changed: restarting the responder"
 		serve_stop
 	fi
 	say "starting idemorders serve (log: ${LOGDIR#"$REPO"/}/idemorders.log)"
@@ -321,7 +325,7 @@ serve_start() {
 	echo "$pid" >"$SERVE_PIDFILE"
 	for ((i = 0; i < 100; i++)); do
 		if [[ -S $FCGI_SOCKET ]]; then
-			printf '%s\n' "$sum" >"$RUN/idemorders.stamp"
+			printf '%s %s\n' "$sum" "$pid" >"$RUN/idemorders.stamp"
 			return 0
 		fi
 		proc_running "$pid" || break

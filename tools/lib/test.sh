@@ -105,7 +105,8 @@ run_make_check() {
 	fi
 }
 
-# Run one HTTP test script with the stack's environment.
+# Run one test script (tests/http, package, audit, clients) with the
+# stack's environment.
 run_http_script() {
 	local script=$1 name out rc
 	name=$(basename "$script" .sh)
@@ -162,7 +163,7 @@ step() {
 
 # tools/dev test [http | SCRIPT...]
 run_tests() {
-	local mode=full s scripts=()
+	local mode=full s d scripts=()
 	if [[ ${1:-} == http ]]; then
 		mode=http
 		shift
@@ -178,9 +179,16 @@ run_tests() {
 		fi
 	done
 	if [[ ${#scripts[@]} -eq 0 ]]; then
-		while IFS= read -r s; do
-			scripts+=("$s")
-		done < <(find "$REPO/tests/http" -maxdepth 1 -name '*.sh' -type f | LC_ALL=C sort)
+		# The numbered scripts of each folder, the folders in this
+		# order (their numbers keep rising from one to the next): the
+		# service through the web servers, the install and the Debian
+		# package, the exactly-once checkers on the rows all of them
+		# left, the clients.
+		for d in http package audit clients; do
+			while IFS= read -r s; do
+				scripts+=("$s")
+			done < <(find "$REPO/tests/$d" -maxdepth 1 -name '[0-9][0-9]-*.sh' -type f | LC_ALL=C sort)
+		done
 		# The short Galera cluster check (about 2.5 minutes; ports
 		# 3311-3313, 8091-8093, 4567-4588; `tools/dev cluster check`
 		# runs it alone); IDEMORDERS_TEST_CLUSTER=0 leaves it out.

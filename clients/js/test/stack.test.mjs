@@ -1,7 +1,7 @@
 // The client against a real idemorders stack built with fault injection,
 // through lighttpd and Apache, judged by the rows left in the database and
 // by the requests the responder logged.  Needs LIGHTTPD_URL, APACHE_URL,
-// DEV (tools/dev) and LOGDIR, as tests/http/81-client-js.sh exports them;
+// DEV (tools/dev) and LOGDIR, as tests/clients/81-client-js.sh exports them;
 // without them the tests are skipped (and that script counts them failed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -16,7 +16,7 @@ use PHPUnit\Framework\TestCase;
  * The client against a real idemorders stack built with fault injection,
  * through lighttpd and Apache, judged by the rows left in the database
  * and by the requests the responder logged.  Needs LIGHTTPD_URL,
- * APACHE_URL, DEV (tools/dev) and LOGDIR, as tests/http/80-client-php.sh
+ * APACHE_URL, DEV (tools/dev) and LOGDIR, as tests/clients/80-client-php.sh
  * exports them; without them the tests are skipped (and that script
  * counts them failed).
  */

@@ -17,7 +17,7 @@
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
 VERIFY=$REPO/tools/idemorders-verify
-priv=$(mktemp -d /tmp/idemorders-7y.XXXXXX)
+priv=$(mktemp -d /tmp/idemorders-76.XXXXXX)
 chmod 0755 "$priv"
 PLPID= CAP_PID=
 cleanup() {

@@ -11,8 +11,8 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
-PDB=idemorders_t7x
-priv=$(mktemp -d /tmp/idemorders-7x.XXXXXX)
+PDB=idemorders_t75
+priv=$(mktemp -d /tmp/idemorders-75.XXXXXX)
 chmod 0755 "$priv"
 cleanup() {
 	stop_private
@@ -46,7 +46,7 @@ else
 	finish
 fi
 psql "INSERT INTO stock (sku, currency, unit_price, available) VALUES
-    ('T7X-A', 'KRW', 1000, 100), ('T7X-B', 'KRW', 1000, 5)"
+    ('T75-A', 'KRW', 1000, 100), ('T75-B', 'KRW', 1000, 5)"
 start_private "$IDEMORDERS_BIN" "$CONF" "$priv/sock" "$priv/serve.log" || finish
 
 # pfcgi USER KEY BODY: POST to the private responder.
@@ -57,17 +57,17 @@ pfcgi() {
 
 declare -A OID
 for k in a1 a2 a3; do
-	pfcgi alice "t7x-$k" "$(order_body T7X-A 2)"
-	expect_status 201 "alice order t7x-$k"
+	pfcgi alice "t75-$k" "$(order_body T75-A 2)"
+	expect_status 201 "alice order t75-$k"
 	OID[$k]=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
 done
-pfcgi alice t7x-a1 "$(order_body T7X-A 2)"
-expect_header idempotent-replayed true "alice t7x-a1 replayed"
-pfcgi bob t7x-b1 "$(order_body T7X-A 1)"
-expect_status 201 "bob order t7x-b1"
+pfcgi alice t75-a1 "$(order_body T75-A 2)"
+expect_header idempotent-replayed true "alice t75-a1 replayed"
+pfcgi bob t75-b1 "$(order_body T75-A 1)"
+expect_status 201 "bob order t75-b1"
 OID[b1]=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
-pfcgi alice t7x-r1 '{"currency":"KRW","items":[{"sku":"T7X-A","qty":1}],"amount":1}'
-expect_problem 422 AMOUNT_MISMATCH "alice rejected t7x-r1"
+pfcgi alice t75-r1 '{"currency":"KRW","items":[{"sku":"T75-A","qty":1}],"amount":1}'
+expect_problem 422 AMOUNT_MISMATCH "alice rejected t75-r1"
 
 # audit [CONF]: run it; AUDIT_RC, AUDIT_OUT (text), AUDIT_JSON.
 audit() {
@@ -139,8 +139,8 @@ lid() {
 # --- order without its ledger row -------------------------------------------
 a2=${OID[a2]}
 psql "CREATE TABLE saved AS SELECT id, $LEDGER_COLS FROM idempotency_records
-    WHERE principal_id = 'alice' AND idem_key = 't7x-a2';
-    DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't7x-a2'"
+    WHERE principal_id = 'alice' AND idem_key = 't75-a2';
+    DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-a2'"
 expect_breach "ledger row of $a2 deleted" order_without_ledger "$a2" only
 # As the retention job would have purged it: older than 24h + 30d.
 psql "UPDATE orders SET created_at = created_at - INTERVAL 32 DAY WHERE id = ${a2#o-}"
@@ -158,10 +158,10 @@ psql "INSERT INTO idempotency_records (id, $LEDGER_COLS)
 expect_clean "ledger row of $a2 restored"
 # A ledger row that names no order for a key that made one.
 psql "UPDATE idempotency_records SET status = 'FAILED_FINAL', resource_id = NULL
-    WHERE principal_id = 'alice' AND idem_key = 't7x-a2'"
+    WHERE principal_id = 'alice' AND idem_key = 't75-a2'"
 expect_breach "$a2's ledger row FAILED_FINAL" order_without_ledger "$a2" only
 psql "UPDATE idempotency_records SET status = 'SUCCEEDED', resource_id = '$a2'
-    WHERE principal_id = 'alice' AND idem_key = 't7x-a2'"
+    WHERE principal_id = 'alice' AND idem_key = 't75-a2'"
 expect_clean "$a2's ledger row SUCCEEDED again"
 
 # --- two orders for one (principal, key) ------------------------------------
@@ -172,9 +172,9 @@ psql "ALTER TABLE orders DROP INDEX orders_principal_key;
     idempotency_key, currency, amount, shipping, note, status, created_at
     FROM orders WHERE id = ${a3#o-};
     INSERT INTO order_items (order_id, sku, qty, unit_price)
-    SELECT LAST_INSERT_ID(), 'T7X-A', 2, 1000"
+    SELECT LAST_INSERT_ID(), 'T75-A', 2, 1000"
 dup=o-$(psql "SELECT MAX(id) FROM orders" | tail -n 1)
-expect_breach "second order $dup for alice t7x-a3" duplicate_order_key "$a3"
+expect_breach "second order $dup for alice t75-a3" duplicate_order_key "$a3"
 grep -qE "^ +$a3 .*orders $a3,$dup" <<<"$AUDIT_OUT" &&
     ok "duplicate_order_key lists $a3 and $dup" ||
     fail "duplicate_order_key" "no line listing $a3,$dup: $(tr '\n' '|' <<<"$AUDIT_OUT")"
@@ -196,14 +196,14 @@ expect_clean "second order deleted, unique key back"
 # --- SUCCEEDED row naming another principal's order --------------------------
 b1=${OID[b1]}
 psql "INSERT INTO idempotency_records ($LEDGER_COLS) VALUES ('alice',
-    'create-order', 't7x-steal', REPEAT('0', 64), 'SUCCEEDED', 201, '', '',
+    'create-order', 't75-steal', REPEAT('0', 64), 'SUCCEEDED', 201, '', '',
     '$b1', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 86400 SECOND)"
-steal=ledger-$(lid alice t7x-steal)
+steal=ledger-$(lid alice t75-steal)
 expect_breach "alice's ledger row naming bob's $b1" succeeded_without_order "$steal" only
 psql "UPDATE idempotency_records SET resource_id = 'o-99999999'
-    WHERE principal_id = 'alice' AND idem_key = 't7x-steal'"
+    WHERE principal_id = 'alice' AND idem_key = 't75-steal'"
 expect_breach "a ledger row naming no order" succeeded_without_order "$steal" only
-psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't7x-steal'"
+psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-steal'"
 expect_clean "that ledger row deleted"
 
 # --- order without items -----------------------------------------------------
@@ -235,22 +235,22 @@ expect_clean "items of $a1 restored"
 
 # --- negative stock ----------------------------------------------------------
 psql "SET SESSION check_constraint_checks = 0;
-    UPDATE stock SET available = -3 WHERE sku = 'T7X-B'"
-expect_breach "stock T7X-B at -3" negative_stock T7X-B only
-psql "UPDATE stock SET available = 5 WHERE sku = 'T7X-B'"
-expect_clean "stock T7X-B at 5"
+    UPDATE stock SET available = -3 WHERE sku = 'T75-B'"
+expect_breach "stock T75-B at -3" negative_stock T75-B only
+psql "UPDATE stock SET available = 5 WHERE sku = 'T75-B'"
+expect_clean "stock T75-B at 5"
 
 # --- a committed PROCESSING row ----------------------------------------------
 psql "INSERT INTO idempotency_records ($LEDGER_COLS) VALUES ('alice',
-    'create-order', 't7x-proc', REPEAT('0', 64), 'PROCESSING', NULL, NULL,
+    'create-order', 't75-proc', REPEAT('0', 64), 'PROCESSING', NULL, NULL,
     NULL, NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6),
     UTC_TIMESTAMP(6) + INTERVAL 86400 SECOND)"
-proc=ledger-$(lid alice t7x-proc)
+proc=ledger-$(lid alice t75-proc)
 expect_breach "committed PROCESSING row" processing_committed "$proc" only
-psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't7x-proc'"
+psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-proc'"
 # An uncommitted one (a request in flight) is legitimate: not reported.
 psql "BEGIN; INSERT INTO idempotency_records ($LEDGER_COLS)
-    VALUES ('alice', 'create-order', 't7x-inflight', REPEAT('0', 64),
+    VALUES ('alice', 'create-order', 't75-inflight', REPEAT('0', 64),
     'PROCESSING', NULL, NULL, NULL, NULL, UTC_TIMESTAMP(6),
     UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 86400 SECOND);
     SELECT SLEEP(4); ROLLBACK" >/dev/null 2>&1 &
@@ -260,14 +260,14 @@ expect_clean "an uncommitted PROCESSING row (in flight)"
 wait "$inflight"
 
 # --- expires_at inconsistent with key_retention ------------------------------
-lr=ledger-$(lid alice t7x-a1)
+lr=ledger-$(lid alice t75-a1)
 psql "UPDATE idempotency_records SET expires_at = expires_at - INTERVAL 1 HOUR
-    WHERE principal_id = 'alice' AND idem_key = 't7x-a1'"
-expect_breach "expires_at of t7x-a1 an hour early" expires_at_mismatch "$lr" only
+    WHERE principal_id = 'alice' AND idem_key = 't75-a1'"
+expect_breach "expires_at of t75-a1 an hour early" expires_at_mismatch "$lr" only
 printf 'key_retention = 23h\n' | cat "$CONF" - >"$priv/23h.conf"
 # Judged against the configuration: with key_retention = 23h that row is
 # right and every other one is not.
-other=ledger-$(lid alice t7x-a2)
+other=ledger-$(lid alice t75-a2)
 expect_breach "key_retention = 23h" expires_at_mismatch "$other" only "$priv/23h.conf"
 n=$(psql "SELECT COUNT(*) FROM idempotency_records" | tail -n 1)
 jq -e --arg id "$lr" --argjson n "$n" '.checks.expires_at_mismatch.count == $n - 1
@@ -276,8 +276,8 @@ jq -e --arg id "$lr" --argjson n "$n" '.checks.expires_at_mismatch.count == $n -
     ok "key_retention = 23h: all $((n - 1)) other rows reported, not $lr" ||
     fail "key_retention = 23h" "$AUDIT_JSON"
 psql "UPDATE idempotency_records SET expires_at = expires_at + INTERVAL 1 HOUR
-    WHERE principal_id = 'alice' AND idem_key = 't7x-a1'"
-expect_clean "expires_at of t7x-a1 restored"
+    WHERE principal_id = 'alice' AND idem_key = 't75-a1'"
+expect_clean "expires_at of t75-a1 restored"
 # After the retention job the tombstones are still consistent.
 psql "UPDATE idempotency_records SET created_at = created_at - INTERVAL 2 DAY,
     expires_at = expires_at - INTERVAL 2 DAY"
@@ -292,16 +292,16 @@ expect_clean "after the retention job"
 
 # --- unknown status ----------------------------------------------------------
 psql "INSERT INTO idempotency_records ($LEDGER_COLS) VALUES ('alice',
-    'create-order', 't7x-odd', REPEAT('0', 64), 'DONE', NULL, NULL, NULL,
+    'create-order', 't75-odd', REPEAT('0', 64), 'DONE', NULL, NULL, NULL,
     NULL, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6),
     UTC_TIMESTAMP(6) + INTERVAL 86400 SECOND)"
-odd=ledger-$(lid alice t7x-odd)
+odd=ledger-$(lid alice t75-odd)
 expect_breach "ledger row with status DONE" unknown_status "$odd" only
-psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't7x-odd'"
+psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-odd'"
 expect_clean "that row deleted"
 
 # --- exit 2 on errors --------------------------------------------------------
-sed 's/^db_name = .*/db_name = idemorders_t7x_none/' "$CONF" >"$priv/nodb.conf"
+sed 's/^db_name = .*/db_name = idemorders_t75_none/' "$CONF" >"$priv/nodb.conf"
 "$IDEMORDERS_BIN" audit -c "$priv/nodb.conf" >/dev/null 2>"$T_TMP/err"
 rc=$?
 [[ $rc == 2 ]] && grep -q 'cannot connect' "$T_TMP/err" &&
