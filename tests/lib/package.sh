@@ -14,6 +14,8 @@
 #                             the database tests); sets PKG_DEB
 #   pkg_lintian               lintian; fails on any E: line
 #   pkg_install               dpkg -i (apt-get -f install for missing deps)
+#   pkg_install_deps DEB      apt-get install what DEB depends on and this
+#                             host lacks (the first of each alternative)
 #   pkg_use_test_db           database PKG_DB on the stack, config pointed at it
 #   pkg_serve [ARGS]          /usr/sbin/idemorders serve, as the package runs it
 #   pkg_lighttpd | pkg_apache web servers from the installed snippets
@@ -151,6 +153,19 @@ pkg_lighttpd_links_restore() {
 		[[ -L $f ]] || continue
 		grep -qxF "$(basename -- "$f")" <<<"$PKG_LIGHTTPD_LINKS" || rm -f "$f"
 	done
+}
+
+pkg_install_deps() {
+	local dep missing=()
+	while read -r dep; do
+		[[ -n $dep ]] || continue
+		dpkg-query -W -f='${Status}' "$dep" 2>/dev/null |
+		    grep -q 'install ok installed' || missing+=("$dep")
+	done < <(dpkg-deb -f "$1" Depends | tr ',' '\n' |
+	    sed 's/|.*//; s/([^)]*)//g; s/:any//; s/[[:space:]]//g')
+	[[ ${#missing[@]} -eq 0 ]] && return 0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" \
+	    >>"$PKG_WORK/install.log" 2>&1
 }
 
 pkg_install() {

@@ -94,6 +94,10 @@ if pkg_build_old; then
 		install -d -m 0755 "$PKG_RUN"
 		pkg_serve
 		OLD_PID=$PKG_SERVE_PID
+		# The new version's dependencies first (apt would bring them;
+		# a fresh host lacks dbconfig-mysql): the upgrade is the test.
+		pkg_install_deps "$PKG_DEB" ||
+		    fail "upgrade: the new package's dependencies" "$(tail -n 5 "$PKG_WORK/install.log" | tr '\n' ' ')"
 		# The config was changed (the database): keep it, as an
 		# administrator answering dpkg's question would.
 		if DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold "$PKG_DEB" >"$T_TMP/upgrade" 2>&1; then
