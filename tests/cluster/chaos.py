@@ -14,7 +14,8 @@ node, with wsrep_sync_wait=1:
   - at most one order per key, exactly one for a SUCCEEDED ledger row,
     none otherwise; no PROCESSING row;
   - every 201 for a key names the same orderId, which is the ledger's
-    resource_id and answers GET; no key gets both 201 and a final error;
+    resource_id and answers GET (a 503 retried as a client would, for up
+    to 30 s); no key gets both 201 and a final error;
   - stock + sold = initial, stock >= 0;
   - no 500, no 410 (the keys are fresh), no key left without a final
     answer.
@@ -158,6 +159,7 @@ class Run:
         self.finals = {}    # key -> final (status, code) of each send
         self.bodies = {}    # key -> (user, body)
         self.retries = 0
+        self.get_retried = 0
         self.gave_up = []
         self.violations = []
         self.events = []
@@ -345,13 +347,7 @@ class Run:
                 self.violation("%s: answered 201 %s but the ledger names %s"
                                % (key, sorted(oids), led[2]))
             for oid in oids:
-                user = self.bodies[key][0]
-                n = self.rng.choice(self.cl.nodes())
-                st, _, doc, _, _ = self.http.request(
-                    "%s/%s" % (self.cl.web[n - 1], oid), user)
-                if st != 200 or doc.get("orderId") != oid:
-                    self.violation("%s: GET %s on node %d answered %d"
-                                   % (key, oid, n, st))
+                self.check_get(key, oid)
             oos = [a for a in ans if a[1] == 409 and a[2] == "OUT_OF_STOCK"]
             if oos and led and led[1] != "FAILED_FINAL":
                 self.violation("%s: 409 OUT_OF_STOCK but the ledger has %s"
@@ -369,6 +365,30 @@ class Run:
                     self.violation("%s: available %s + sold %d != initial %d"
                                    % (sku, avail, s, self.initial[sku]))
         return int(counts[1][0])
+
+    def check_get(self, key, oid):
+        """GET the order on a random node as a client would: a 503 or no
+        answer is "try again" (after Retry-After, for up to 30 s in
+        all); anything but 200 naming the order after that is a
+        violation.  Counts the GETs that needed a retry."""
+        user = self.bodies[key][0]
+        n = self.rng.choice(self.cl.nodes())
+        url = "%s/%s" % (self.cl.web[n - 1], oid)
+        t_end = time.monotonic() + 30
+        while True:
+            st, code, doc, hdrs, _ = self.http.request(url, user)
+            if st not in (0, 503) or time.monotonic() >= t_end:
+                break
+            self.get_retried += 1
+            try:
+                wait = float(hdrs.get("Retry-After", "1"))
+            except ValueError:
+                wait = 1.0
+            time.sleep(min(max(wait, 0.2), 5))
+        if st != 200 or not isinstance(doc, dict) or \
+                doc.get("orderId") != oid:
+            self.violation("%s: GET %s on node %d answered %d %s" % (
+                key, oid, n, st, code))
 
     def ensure_synced(self):
         """Every node Synced (cluster up if one is not); False on failure."""
@@ -480,10 +500,10 @@ def chaos(args, cl):
             statuses[k] = statuses.get(k, 0) + 1
     print("cluster-chaos: keys=%d requests=%d retries=%d created=%d "
           "replays=%d final_errors=%d http500=%d web500=%d http410=%d gave_up=%d "
-          "orders=%d seconds=%.0f faults=[%s] violations=%d" % (
+          "orders=%d get_retried=%d seconds=%.0f faults=[%s] violations=%d" % (
               len(run.bodies), sends, run.retries, created, replays,
               finals, n500, run.web500, n410, len(run.gave_up), orders,
-              elapsed,
+              run.get_retried, elapsed,
               "; ".join(run.events), len(run.violations)))
     log("answers: " + " ".join("%s=%d" % kv for kv in sorted(
         statuses.items())))

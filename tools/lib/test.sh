@@ -6,6 +6,11 @@
 # "N passed, M failed".  The test stack is always stopped at the end.
 
 RESULTS=
+# What a failing script printed about its failures, and how long each
+# script took ("SECONDS NAME" lines): both shown before the summary, so
+# that the end of a long log says what failed and where the time went.
+FAILURES=
+TIMES=
 
 # Record and print one RESULT line.
 result() {
@@ -31,6 +36,16 @@ tests_end() {
 		passed=$((passed + p))
 		failed=$((failed + f))
 	done <<<"$RESULTS"
+	if [[ -n $TIMES ]]; then
+		echo
+		echo "slowest scripts (seconds):"
+		sort -rn <<<"$TIMES" | head -n 8 | sed 's/^/  /'
+	fi
+	if [[ -n $FAILURES ]]; then
+		echo
+		echo "failures:"
+		printf '%s' "$FAILURES"
+	fi
 	echo
 	echo "summary:"
 	printf '%s' "$RESULTS"
@@ -108,7 +123,7 @@ run_make_check() {
 # Run one test script (tests/http, package, audit, clients) with the
 # stack's environment.
 run_http_script() {
-	local script=$1 name out rc
+	local script=$1 name out rc t0=$SECONDS
 	name=$(basename "$script" .sh)
 	out=$LOGDIR/http-$name.out
 	echo "=== $name"
@@ -116,7 +131,12 @@ run_http_script() {
 	timeout -k 10 600 bash "$script" </dev/null 9>&- 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	set -e
+	TIMES+="$((SECONDS - t0)) $name"$'\n'
 	collect_results "$out" "" 1
+	if [[ $CR_NF -gt 0 || $rc -ne 0 ]]; then
+		FAILURES+="--- $name (status $rc)"$'\n'
+		FAILURES+=$(grep -A 2 '^FAIL' "$out" | cut -c 1-400 | head -n 24)$'\n'
+	fi
 	if [[ $CR_N -eq 0 ]]; then
 		result "$name(no-RESULT-line,status-$rc)" 0 1
 	elif [[ $rc -ne 0 && $CR_NF -eq 0 ]]; then
@@ -209,7 +229,9 @@ run_tests() {
 	prepare_dirs
 	ensure_packages
 
+	local t0=$SECONDS
 	step build_main
+	TIMES+="$((SECONDS - t0)) (build)"$'\n'
 	if [[ $STEP_RC -ne 0 ]]; then
 		result build 0 1
 		TESTS_DONE=1
@@ -232,9 +254,12 @@ run_tests() {
 		if [[ $STEP_RC -ne 0 ]]; then
 			result check-database 0 1
 		else
+			t0=$SECONDS
 			run_make_check "$BUILD" ""
+			TIMES+="$((SECONDS - t0)) (make check)"$'\n'
 		fi
 
+		t0=$SECONDS
 		# shellcheck disable=SC2046
 		step build_tree "$BUILD_ASAN" $(main_configure_args) --enable-sanitizers
 		if [[ $STEP_RC -ne 0 ]]; then
@@ -247,9 +272,12 @@ run_tests() {
 				run_make_check "$BUILD_ASAN" "asan:"
 			fi
 		fi
+		TIMES+="$((SECONDS - t0)) (sanitizer build and check)"$'\n'
 
 		# libFuzzer: each harness for FUZZ_TEST_SECONDS (10 s).
+		t0=$SECONDS
 		run_fuzz_tests
+		TIMES+="$((SECONDS - t0)) (fuzzing)"$'\n'
 	fi
 
 	step stack_up
