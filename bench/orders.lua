@@ -1,4 +1,4 @@
--- bench/orders.lua -- the wrk script of `tools/dev bench` (tools/lib/bench.sh).
+-- bench/orders.lua -- the wrk script of `tools/dev bench` (bench/bench.sh).
 --
 --   wrk -s bench/orders.lua URL -- MODE EXPECT TAG [ARG]
 --

@@ -1,4 +1,4 @@
-# bench/plot.gp -- the chart of `tools/dev bench` (tools/lib/bench.sh):
+# bench/plot.gp -- the chart of `tools/dev bench` (bench/bench.sh):
 # requests per second against concurrency for create and replay through
 # lighttpd and Apache, with the ceilings H (hello-fcgi through the same
 # server), D (dbtx) and C = 1/(1/H + 1/D*) (D*: the best D at a

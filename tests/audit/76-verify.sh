@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/idemorders-verify, the QA kit, against the test stack: it passes
+# verify/idemorders-verify, the QA kit, against the test stack: it passes
 # through lighttpd and Apache, with --db-defaults (judged by rows too) and
 # without (HTTP alone, which it says); it refuses to run without a test
 # SKU, with an unknown one or without enough stock; and it FAILS check 5,
@@ -16,7 +16,7 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
-VERIFY=$REPO/tools/idemorders-verify
+VERIFY=$REPO/verify/idemorders-verify
 priv=$(mktemp -d /tmp/idemorders-76.XXXXXX)
 chmod 0755 "$priv"
 PLPID= CAP_PID=

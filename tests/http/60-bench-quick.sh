@@ -14,7 +14,8 @@ req GET "$LIGHTTPD_URL$MOUNT/_health"
 test_stack_up=0
 [[ $STATUS == 200 ]] && test_stack_up=1
 start=$(date +%s)
-if "$DEV" bench --quick --out "$out" >"$log" 2>&1; then
+# Runs of one second: a smoke check of every row, not a measurement.
+if BENCH_SECONDS=${BENCH_SECONDS:-1} "$DEV" bench --quick --out "$out" >"$log" 2>&1; then
 	ok "tools/dev bench --quick exits 0 ($(($(date +%s) - start)) s)"
 else
 	fail "tools/dev bench --quick" "status $?: $(tail -n 15 "$log" | tr '\n' ' ')"

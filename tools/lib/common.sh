@@ -2,17 +2,21 @@
 # shellcheck shell=bash
 # Sourced by tools/dev; expects REPO and PROG to be set.
 
+# What `tools/dev up` needs: the build, MariaDB, the web servers and the
+# demo shop.  The test run, the cluster, fuzzing and the bench add theirs
+# (TEST_PACKAGES, CLUSTER_PACKAGES, FUZZ_PACKAGES, bench/bench.sh).
 PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libfcgi-dev libfcgi-bin libjson-c-dev libmariadb-dev libcunit1-dev
 	libssl-dev mariadb-server mariadb-client lighttpd apache2
-	apache2-utils libapache2-mod-fcgid curl jq procps python3 systemd
-	php-cli php-curl phpunit nodejs
-	php-fpm php-mysql libapache2-mod-auth-openidc openssl
-	galera-4 rsync socat
-	clang-14 libfuzzer-14-dev libclang-rt-14-dev
+	apache2-utils libapache2-mod-fcgid curl procps systemd
+	php-fpm php-mysql php-curl libapache2-mod-auth-openidc openssl)
+CLUSTER_PACKAGES=(galera-4 rsync python3)
+FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
+TEST_PACKAGES=(jq socat python3 php-cli phpunit nodejs
 	python3-prometheus-client
 	chromium $(command -v npm >/dev/null || echo npm)
-	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db)
+	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db
+	"${CLUSTER_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}")
 
 DB_NAME=idemorders
 DB_USER=idemorders
@@ -33,7 +37,7 @@ stack_vars() {
 	test)	LIGHTTPD_PORT=18080 APACHE_PORT=18081 FCGID_PORT=18082
 		DB_PORT=13307 ;;
 	bench)	LIGHTTPD_PORT=28080 APACHE_PORT=28081 FCGID_PORT=28082
-		DB_PORT=23307 ;;	# tools/dev bench (tools/lib/bench.sh)
+		DB_PORT=23307 ;;	# tools/dev bench (bench/bench.sh)
 	*)	die "IDEMORDERS_STACK must be dev, test or bench, not '$STACK'" ;;
 	esac
 	# IDEMORDERS_PORT_OFFSET=N moves all four ports by N, so that the
@@ -134,13 +138,18 @@ need_root() {
 }
 
 # Run "$@" holding the stack's lock, so that two commands on one stack
-# never interleave.
+# never interleave.  The commands a test script runs (`$DEV up` among
+# them) run under the lock `tools/dev test` holds: IDEMORDERS_LOCK_HELD
+# names the stack whose lock an ancestor holds.
 with_lock() {
-	mkdir -p "$VAR"
-	exec 9>"$VAR/.lock"
-	if ! flock -n 9; then
-		say "waiting for another $PROG on stack '$STACK'"
-		flock 9
+	if [[ ${IDEMORDERS_LOCK_HELD:-} != "$VAR" ]]; then
+		mkdir -p "$VAR"
+		exec 9>"$VAR/.lock"
+		if ! flock -n 9; then
+			say "waiting for another $PROG on stack '$STACK'"
+			flock 9
+		fi
+		export IDEMORDERS_LOCK_HELD=$VAR
 	fi
 	"$@"
 }

@@ -24,6 +24,8 @@ fuzz_vars() {
 # Build the harnesses in BUILD_FUZZ, with fault injection for fuzz_fault.
 fuzz_build() {
 	fuzz_vars
+	PACKAGES+=("${FUZZ_PACKAGES[@]}")
+	ensure_packages
 	command -v "$FUZZ_CC" >/dev/null ||
 	    die "$FUZZ_CC not found: apt-get install clang-14 libfuzzer-14-dev libclang-rt-14-dev"
 	ensure_configure

@@ -261,6 +261,10 @@ EOF
 		done
 	fi
 	chmod 0644 "$CONF.tmp" "$FCGID_CONF.tmp" "$CHECK_CONF.tmp"
+	# A pool may have been reloaded with an edited config: serve_start
+	# reloads it with this one.
+	CONF_EDITED=0
+	[[ ! -f $CONF ]] || cmp -s "$CONF.tmp" "$CONF" || CONF_EDITED=1
 	mv -f "$CONF.tmp" "$CONF"
 	mv -f "$FCGID_CONF.tmp" "$FCGID_CONF"
 	mv -f "$CHECK_CONF.tmp" "$CHECK_CONF"
@@ -313,7 +317,12 @@ serve_start() {
 	local pid sum i
 	sum=$(files_sum "$BIN" "$CONF")
 	if pid=$(pid_alive "$SERVE_PIDFILE" idemorders); then
-		[[ $(cat "$RUN/idemorders.stamp" 2>/dev/null) == "$sum $pid" ]] && return 0
+		if [[ $(cat "$RUN/idemorders.stamp" 2>/dev/null) == "$sum $pid" ]]; then
+			[[ ${CONF_EDITED:-0} == 1 ]] || return 0
+			say "$CONF had been edited: the responder reloads it as written now"
+			kill -HUP "$pid"
+			return 0
+		fi
 		say "binary, config or pool changed: restarting the responder"
 		serve_stop
 	fi

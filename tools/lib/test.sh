@@ -39,7 +39,7 @@ tests_end() {
 	if [[ -n $TIMES ]]; then
 		echo
 		echo "slowest scripts (seconds):"
-		sort -rn <<<"$TIMES" | head -n 8 | sed 's/^/  /'
+		sort -rn <<<"$TIMES" | sed -e "/^$/d" -e "s/^/  /" | head -n 10
 	fi
 	if [[ -n $FAILURES ]]; then
 		echo
@@ -227,6 +227,7 @@ run_tests() {
 		rm -rf "$DB_DATADIR" "$BUILD" "$BUILD_ASAN" "$LOGDIR"
 	fi
 	prepare_dirs
+	PACKAGES+=("${TEST_PACKAGES[@]}")
 	ensure_packages
 
 	local t0=$SECONDS

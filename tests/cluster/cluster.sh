@@ -1,4 +1,4 @@
-# tools/lib/cluster.sh -- `tools/dev cluster`: three MariaDB Galera nodes,
+# tests/cluster/cluster.sh -- `tools/dev cluster`: three MariaDB Galera nodes,
 # each with its own responder pool behind its own lighttpd, on 127.0.0.1.
 # shellcheck shell=bash
 #
@@ -515,6 +515,7 @@ cl_lighttpd_stop() {
 
 cluster_up() {
 	local n ok=1
+	PACKAGES+=("${CLUSTER_PACKAGES[@]}")
 	ensure_packages
 	[[ -f $CL_PROVIDER ]] || die "cluster: no Galera provider $CL_PROVIDER (package galera-4)"
 	build_main || die "build failed"

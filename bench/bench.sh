@@ -1,4 +1,4 @@
-# tools/lib/bench.sh -- `tools/dev bench`: throughput, latency, CPU and
+# bench/bench.sh -- `tools/dev bench`: throughput, latency, CPU and
 # memory of idemorders against the ceilings that bound it, in one run.
 # shellcheck shell=bash
 #
@@ -56,7 +56,7 @@ run_bench() {
 	BENCH_QUICK=0 BENCH_KEEP=0 BENCH_OUT=
 	if [[ ${1:-} == --auth ]]; then
 		shift
-		run_bench_auth "$@"	# tools/lib/bench-auth.sh
+		run_bench_auth "$@"	# bench/bench-auth.sh
 		return
 	fi
 	while [[ $# -gt 0 ]]; do
@@ -72,7 +72,7 @@ run_bench() {
 	# Never the dev or test stack: the bench wipes its database.
 	export IDEMORDERS_STACK=bench
 	stack_vars
-	PACKAGES+=(wrk gnuplot-nox)
+	PACKAGES+=(wrk gnuplot-nox jq socat)
 	# The full run adds Apache with enablereuse=on (bench_reuse_start).
 	BENCH_SERVERS="lighttpd apache apache-reuse"
 	if [[ $BENCH_QUICK == 1 ]]; then
@@ -364,7 +364,7 @@ bench_stack_up() {
 	# Appended to every responder config by write_responder_confs: a
 	# request log line would be one write(2) per request for nothing.
 	cat >"$VAR/idemorders.local.conf" <<EOF
-# Written by $PROG bench (tools/lib/bench.sh) at every run.
+# Written by $PROG bench (bench/bench.sh) at every run.
 log_level = warning
 EOF
 	# {SHA} (one SHA-1) instead of bcrypt: lighttpd (auth.cache) and

@@ -1,14 +1,14 @@
-# tools/lib/cluster-bench.sh -- `tools/dev cluster bench`: the cluster
+# bench/cluster-bench.sh -- `tools/dev cluster bench`: the cluster
 # beside the single-node stack, in one run.
 # shellcheck shell=bash
 #
 #   tools/dev cluster bench [--quick]
 #
-# One binary for both (the bench build of tools/lib/bench.sh: no fault
+# One binary for both (the bench build of bench/bench.sh: no fault
 # injection, no sanitizers), log_level = warning, 4 workers a pool, the
 # BENCH SKUs of bench/orders.lua with stock no run exhausts:
 #
-#  - single: the 'bench' stack (tools/lib/bench.sh, its ports plus
+#  - single: the 'bench' stack (bench/bench.sh, its ports plus
 #    IDEMORDERS_PORT_OFFSET), lighttpd, one MariaDB without Galera;
 #  - cluster1/2/3: the cluster of `tools/dev cluster`, wrk through web
 #    node 1, nodes 1-2, nodes 1-3 at once (the same total concurrency,
@@ -281,7 +281,7 @@ cluster_bench() {
 	done
 	export IDEMORDERS_STACK=bench
 	stack_vars
-	PACKAGES+=(wrk)
+	PACKAGES+=(wrk jq "${CLUSTER_PACKAGES[@]}")
 	if [[ $CB_QUICK == 1 ]]; then
 		CB_SECONDS=${BENCH_SECONDS:-3} CB_STALL_DOWN=6
 		CB_OUT=$CL_VAR/bench-quick.md

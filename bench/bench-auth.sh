@@ -1,4 +1,4 @@
-# tools/lib/bench-auth.sh -- `tools/dev bench --auth`: what the web
+# bench/bench-auth.sh -- `tools/dev bench --auth`: what the web
 # server's identity check costs per request, side by side in one run.
 # shellcheck shell=bash
 #
