@@ -62,6 +62,14 @@ if [[ -n $tarball ]]; then
 	done
 	[[ -z $missing ]] && ok "$(basename -- "$tarball") has configure, man pages, units, schema" ||
 	    fail "tarball contents" "missing:$missing"
+	# tools/dev works from the tarball: every file it sources is there.
+	missing=
+	for f in tools/dev verify/idemorders-verify \
+	    $(sed -n 's|^\. "\$REPO/\(.*\)"$|\1|p' "$REPO/tools/dev"); do
+		grep -q "^idemorders-[^/]*/$f\$" <<<"$list" || missing+=" $f"
+	done
+	[[ -z $missing ]] && ok "the tarball has tools/dev and every file it sources" ||
+	    fail "tarball: tools/dev's files" "missing:$missing"
 else
 	fail "make distcheck" "no tarball"
 fi
