@@ -120,57 +120,72 @@ run_make_check() {
 	fi
 }
 
-# Run one test script (tests/http, package, audit, clients) with the
-# stack's environment.
-run_http_script() {
-	local script=$1 name out rc t0=$SECONDS
-	name=$(basename "$script" .sh)
-	out=$LOGDIR/http-$name.out
-	echo "=== $name"
-	set +e
-	timeout -k 10 600 bash "$script" </dev/null 9>&- 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
-	set -e
-	TIMES+="$((SECONDS - t0)) $name"$'\n'
-	collect_results "$out" "" 1
-	if [[ $CR_NF -gt 0 || $rc -ne 0 ]]; then
-		FAILURES+="--- $name (status $rc)"$'\n'
-		FAILURES+=$(grep -A 2 '^FAIL' "$out" | cut -c 1-400 | head -n 24)$'\n'
-	fi
-	if [[ $CR_N -eq 0 ]]; then
-		result "$name(no-RESULT-line,status-$rc)" 0 1
-	elif [[ $rc -ne 0 && $CR_NF -eq 0 ]]; then
-		result "$name(status-$rc)" 0 1
-	fi
-}
-
-run_http_tests() {
-	local s
+# Run the test scripts FILE... (paths in the source tree) with `make
+# check-stack` in the main build: automake's harness runs them one at a
+# time through tests/lib/run-script, which bounds each, checks that it
+# left the stack whole and brings the stack back if not.  Their output
+# is echoed as they run.  Then, from each script's log: its RESULT lines,
+# the time it took, and the FAIL lines of one that failed.
+run_stack_tests() {
+	local rel=() s name log res rc t
+	for s in "$@"; do
+		[[ $s == "$REPO"/* ]] || die "not in the source tree: $s"
+		rel+=("${s#"$REPO"/}")
+	done
 	export REPO IDEMORDERS_STACK=test DEV=$REPO/tools/dev
-	export LIGHTTPD_URL APACHE_URL FCGID_URL FCGI_SOCKET
+	export LIGHTTPD_URL APACHE_URL FCGID_URL FCGI_SOCKET MOUNT
 	export SHOP_LIGHTTPD_URL SHOP_APACHE_URL BEARER_LIGHTTPD_URL BEARER_APACHE_URL
 	export IDEMORDERS_BIN=$BIN IDEMORDERS_CONF=$CONF SERVE_PIDFILE
 	export RUNDIR=$RUN LOGDIR
-	for s in "$@"; do
-		run_http_script "$s"
-		stack_intact && continue
-		# One script's damage is its own failure, not every later
-		# script's: bring the stack back.
-		result "$(basename "$s" .sh)(left-the-stack-broken)" 0 1
-		say "the stack is not whole after $(basename "$s"): starting what is down"
-		step stack_up
+	# A `tools/dev up` of a script or of run-script keeps the database.
+	export DB_PREPARED=1
+	for s in "${rel[@]}"; do
+		rm -f "$BUILD/${s%.sh}.log" "$BUILD/${s%.sh}.trs"
 	done
+	set +e
+	IDEMORDERS_TEST_ECHO_FD=7 make -C "$BUILD" check-stack \
+	    STACK_TESTS="${rel[*]}" 7>&1 >"$BUILD/check-stack.log" 2>&1 9>&-
+	rc=$?
+	set -e
+	for s in "${rel[@]}"; do
+		name=$(basename "$s" .sh)
+		log=$BUILD/${s%.sh}.log
+		res=$(sed -n 's/^:test-result: *//p' "$BUILD/${s%.sh}.trs" 2>/dev/null |
+		    head -n 1)
+		collect_results "$log" "" 1
+		t=$(awk '$1 == "TIME" && NF == 3 { t = $3 } END { print t }' "$log" 2>/dev/null)
+		[[ -z $t ]] || TIMES+="$t $name"$'\n'
+		case $res in
+		PASS)	[[ $CR_N -gt 0 ]] || result "$name(no-RESULT-line)" 0 1 ;;
+		"")	result "$name(not-run)" 0 1 ;;
+		*)	[[ $CR_NF -gt 0 ]] || result "$name($res)" 0 1 ;;
+		esac
+		if [[ $res != PASS ]]; then
+			FAILURES+="--- $name ($res; ${log#"$REPO"/})"$'\n'
+			FAILURES+=$(grep -A 2 '^FAIL' "$log" 2>/dev/null | cut -c 1-400 |
+			    head -n 24)$'\n'
+		fi
+	done
+	[[ $rc -eq 0 ]] ||
+	    say "make check-stack: status $rc (${BUILD#"$REPO"/}/check-stack.log)"
+	return 0
 }
 
-# True if the stack's database answers and health is 200 through
-# lighttpd, Apache and mod_fcgid (within 20 s: a script may end with the
-# pool still refilling).
-stack_intact() {
-	local u
-	db_ping || { sleep 2; db_ping; } || { say "the stack's MariaDB does not answer"; return 1; }
-	for u in "$LIGHTTPD_URL" "$APACHE_URL" "$FCGID_URL"; do
-		wait_http "$u$MOUNT/_health" 20 || return 1
-	done
+# The numbered scripts of `make check-stack` must be the ones in the
+# tree: a script that is not listed in Makefile.am would not run there.
+check_stack_list() {
+	local listed found
+	listed=$(make -s -C "$BUILD" print-stack-tests 9>&- | tr ' ' '\n' | sed '/^$/d')
+	found=$(printf '%s\n' "$@" | sed "s|^$REPO/||")
+	[[ ${IDEMORDERS_TEST_CLUSTER:-1} == 1 ]] ||
+	    listed=$(grep -v '^tests/cluster/' <<<"$listed")
+	if [[ $listed == "$found" ]]; then
+		result stack-tests-listed 1 0
+	else
+		say "Makefile.am's STACK_TESTS and the scripts in tests/ differ:"
+		diff <(echo "$listed") <(echo "$found") >&2 || true
+		result "stack-tests-listed(Makefile.am)" 0 1
+	fi
 }
 
 # Run "$@" in a subshell with errexit; set STEP_RC, never exit.
@@ -285,7 +300,8 @@ run_tests() {
 	if [[ $STEP_RC -ne 0 ]]; then
 		result stack-up 0 1
 	else
-		run_http_tests "${scripts[@]}"
+		[[ $# -gt 0 ]] || check_stack_list "${scripts[@]}"
+		run_stack_tests "${scripts[@]}"
 	fi
 	TESTS_DONE=1
 	exit 0
