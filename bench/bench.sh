@@ -404,15 +404,21 @@ bench_pool() {
 	    "$PROG" "$1" "$2" >>"$CONF"
 }
 
-# The BENCH SKUs with stock no run can exhaust.
-bench_stock() {
+# Print the statement that gives the BENCH SKUs stock no run can exhaust
+# (BENCH_STOCK each); also the cluster bench's.
+bench_stock_sql() {
 	local i sql="INSERT INTO stock (sku, currency, unit_price, available) VALUES "
 	for ((i = 0; i < BENCH_SKUS; i++)); do
 		sql+=$(printf "('BENCH-%02d', 'KRW', %d, %d), " "$i" $((100 * (i + 1))) "$BENCH_STOCK")
 	done
 	sql+="('BENCH-HOT', 'KRW', 500, $BENCH_STOCK) ON DUPLICATE KEY UPDATE "
 	sql+="unit_price = VALUES(unit_price), available = VALUES(available)"
-	db_root "$DB_NAME" -e "$sql" || die "bench: inserting the BENCH SKUs failed"
+	printf '%s\n' "$sql"
+}
+
+bench_stock() {
+	db_root "$DB_NAME" -e "$(bench_stock_sql)" ||
+	    die "bench: inserting the BENCH SKUs failed"
 }
 
 # hello-fcgi on the responder's socket, with the responder's config.

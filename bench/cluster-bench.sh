@@ -143,13 +143,8 @@ cb_seed() {
 
 # The BENCH SKUs on the cluster (BENCH_STOCK each).
 cb_cluster_stock() {
-	local i sql="INSERT INTO stock (sku, currency, unit_price, available) VALUES "
-	for ((i = 0; i < BENCH_SKUS; i++)); do
-		sql+=$(printf "('BENCH-%02d', 'KRW', %d, %d), " "$i" $((100 * (i + 1))) "$BENCH_STOCK")
-	done
-	sql+="('BENCH-HOT', 'KRW', 500, $BENCH_STOCK) ON DUPLICATE KEY UPDATE "
-	sql+="unit_price = VALUES(unit_price), available = VALUES(available)"
-	cl_mysql 1 "$DB_NAME" -e "$sql" || die "cluster bench: inserting the BENCH SKUs failed"
+	cl_mysql 1 "$DB_NAME" -e "$(bench_stock_sql)" ||
+	    die "cluster bench: inserting the BENCH SKUs failed"
 }
 
 cb_end() {
