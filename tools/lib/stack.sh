@@ -521,7 +521,8 @@ stack_up() {
 	prepare_dirs
 	write_responder_confs
 	db_start
-	[[ ${DB_PREPARED:-} == 1 ]] || db_prepare "$DB_NAME" "$CONF"
+	[[ ${DB_PREPARED:-} == 1 || ${IDEMORDERS_DB_PREPARED:-} == "$VAR" ]] ||
+	    db_prepare "$DB_NAME" "$CONF"
 	install_runbin
 	dbproxy_start
 	serve_start

@@ -137,8 +137,9 @@ run_stack_tests() {
 	export SHOP_LIGHTTPD_URL SHOP_APACHE_URL BEARER_LIGHTTPD_URL BEARER_APACHE_URL
 	export IDEMORDERS_BIN=$BIN IDEMORDERS_CONF=$CONF SERVE_PIDFILE
 	export RUNDIR=$RUN LOGDIR
-	# A `tools/dev up` of a script or of run-script keeps the database.
-	export DB_PREPARED=1
+	# A `tools/dev up` of this stack from a script or from run-script
+	# keeps the database (not another stack's: the bench's).
+	export IDEMORDERS_DB_PREPARED=$VAR
 	for s in "${rel[@]}"; do
 		rm -f "$BUILD/${s%.sh}.log" "$BUILD/${s%.sh}.trs"
 	done
