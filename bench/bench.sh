@@ -236,13 +236,8 @@ bench_wrk() {
 	    -s "$REPO/bench/orders.lua" "$url$MOUNT" -- \
 	    "$mode" "$expect" "b$BENCH_RUN-$BENCH_N" $arg \
 	    >"$out" 2>&1 9>&- ; } 2>"$tfile" || true
-	line=$(grep '^BENCH ' "$out" | tail -n 1)
-	if [[ -z $line ]]; then
-		show_log "$out" 20
-		say "bench: wrk printed no BENCH line for $test $server c$c"
-		line="BENCH requests=0 rps=0 p50_ms=0 p99_ms=0 expected=0 unexpected=0 socket_errors=1 statuses=none"
-	fi
-	bench_field() { printf '%s\n' "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	bench_result "$out" BENCH "wrk printed no BENCH line for $test $server c$c" \
+	    "requests=0 rps=0 p50_ms=0 p99_ms=0 expected=0 unexpected=0 socket_errors=1 statuses=none"
 	local n rps p50 p99 exp unexp st sockerr other
 	n=$(bench_field requests) rps=$(bench_field rps)
 	p50=$(bench_field p50_ms) p99=$(bench_field p99_ms)
@@ -262,6 +257,21 @@ bench_wrk() {
 	    "$test" "$server" "$c" "$rps" "$p50" "$p99" "$unexp" "${sockerr:-0}" "$other" "$steal" "$st"
 }
 
+# bench_result FILE WORD WHY FALLBACK: set line to FILE's last line that
+# starts with WORD; without one, show FILE, say WHY and use "WORD
+# FALLBACK" (a run that measured nothing).
+bench_result() {
+	line=$(grep "^$2 " "$1" | tail -n 1)
+	if [[ -z $line ]]; then
+		show_log "$1" 20
+		say "bench: $3"
+		line="$2 $4"
+	fi
+}
+
+# bench_field NAME: the value of NAME=... in the line bench_result set.
+bench_field() { printf '%s\n' "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
 # bench_dbtx TEST C ARGS...: one dbtx run, recorded as a row.
 bench_dbtx() {
 	local test=$1 c=$2 out tfile line v
@@ -275,13 +285,8 @@ bench_dbtx() {
 	{ time timeout -k 5 $((BENCH_SECONDS + 60)) "$BUILD/bench/dbtx" \
 	    -c "$CONF" -t "$c" -s "$BENCH_SECONDS" "$@" >"$out" 2>&1 9>&- ; } \
 	    2>"$tfile" || true
-	line=$(grep '^dbtx ' "$out" | tail -n 1)
-	if [[ -z $line ]]; then
-		show_log "$out" 20
-		say "bench: dbtx printed nothing for $test c$c"
-		line="dbtx tx=0 tps=0 p50_ms=0 p99_ms=0 errors=1"
-	fi
-	bench_field() { printf '%s\n' "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	bench_result "$out" dbtx "dbtx printed nothing for $test c$c" \
+	    "tx=0 tps=0 p50_ms=0 p99_ms=0 errors=1"
 	local n tps p50 p99 err other retried
 	n=$(bench_field tx) tps=$(bench_field tps) err=$(bench_field errors)
 	retried=$(bench_field retries)
