@@ -353,7 +353,7 @@ db_disconnect(struct db *db)
 		mysql_close(db->my);
 	db->my = NULL;
 	db->broken = 0;
-	db->read_open = db->release_due = 0;
+	db->read_open = 0;
 	db->lock_wait_s = 0;
 	db->stmt_time_ms = 0;
 }
@@ -828,7 +828,7 @@ db_commit(struct db *db)
 int
 db_rollback(struct db *db)
 {
-	db->read_open = db->release_due = 0;
+	db->read_open = 0;
 	if (db->my == NULL)
 		return DB_OK;
 	if (!db->broken) {
@@ -857,28 +857,6 @@ db_end_read(struct db *db)
 {
 	if (db->my != NULL && !db->broken)
 		db->read_open = 1;
-}
-
-/*
- * Mark a transaction that wrote nothing but holds locks (a claim that met
- * a duplicate key keeps a shared lock on that row): it is rolled back by
- * db_answered() as soon as the answer has left, never kept for later.
- */
-void
-db_release_after_answer(struct db *db)
-{
-	db_end_read(db);
-	db->release_due = db->read_open;
-}
-
-/* The answer has left: roll back what db_release_after_answer() marked. */
-void
-db_answered(struct db *db)
-{
-	if (db->release_due) {
-		db_set_deadline(db, db->conf->db_connect_timeout_ms);
-		db_rollback(db);
-	}
 }
 
 /*

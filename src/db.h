@@ -65,7 +65,6 @@ struct db {
 	MYSQL_STMT		*stmts[DBS_COUNT];
 	int			 broken;	/* drop before the next use */
 	int			 read_open;	/* a read-only transaction */
-	int			 release_due;	/* roll it back once answered */
 	unsigned long		 round_trips;	/* statements or batches sent */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;
@@ -99,8 +98,6 @@ int	db_exec(struct db *, const char *);
 int	db_commit(struct db *);
 int	db_rollback(struct db *);
 void	db_end_read(struct db *);
-void	db_release_after_answer(struct db *);
-void	db_answered(struct db *);
 void	db_idle(struct db *);
 int	db_stmt(struct db *, enum db_stmt_id, const char *, MYSQL_STMT **);
 int	db_stmt_prepare(struct db *, const char *, size_t, MYSQL_STMT **);

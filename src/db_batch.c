@@ -89,6 +89,18 @@ db_batch_guard(struct db_batch *b, long long rows)
 	    "18446744073709551615 + (ROW_COUNT() <> %lld)", rows);
 }
 
+/*
+ * Fail the batch on the server unless the SELECT before returned exactly
+ * rows rows (FOUND_ROWS(): its count, no second read), as
+ * db_batch_guard() does for rows changed.
+ */
+int
+db_batch_guard_found(struct db_batch *b, long long rows)
+{
+	return db_batch_add(b, 0, "SET @idemorders_guard = "
+	    "18446744073709551615 + (FOUND_ROWS() <> %lld)", rows);
+}
+
 /* Whether the batch just run failed at statement i as a guard refusing. */
 int
 db_batch_refused(const struct db *db, const struct db_batch *b, int i)

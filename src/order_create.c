@@ -8,10 +8,10 @@
  *	  step_connect()	connect if needed; the deadline bounds every
  *				wait
  *	  step_claim_read()	round trip 1: a fresh read of the scope's
- *				committed row, the INSERT of the PROCESSING
- *				row (taken: claim_failed() answers from
- *				that read), SAVEPOINT, the stock rows read
- *				without a lock
+ *				committed row (found: a guard stops the
+ *				batch, claim_failed() answers from it), the
+ *				INSERT of the PROCESSING row, SAVEPOINT,
+ *				the stock rows read without a lock
  *	  rules_judge()		every final business rule on those rows
  *				(rules.c)
  *	  step_finish()		round trip 2: the stock decrease, which locks
@@ -452,12 +452,11 @@ step_connect(struct attempt_ctx *c, struct response *resp)
 }
 
 /*
- * The claim failed, after a read, in the same round trip just before it,
+ * The claim stopped after a read, in the same round trip just before it,
  * of the committed row of the scope into res (NULL when it was not
- * read).  A terminal or expired row answers, whatever stopped the
- * INSERT (a duplicate key, or a server that cannot write: a full disk):
- * the key is taken.  The transaction wrote nothing and is rolled back
- * once the answer has left.  ATTEMPT_NEXT when the read does not answer.
+ * read): a row found there answers (the guard after the read stopped the
+ * batch before the INSERT, so the transaction wrote nothing and holds no
+ * lock).  ATTEMPT_NEXT when the read does not answer.
  */
 static enum attempt
 answer_from_read(struct attempt_ctx *c, MYSQL_RES *res, struct response *resp)
@@ -468,30 +467,32 @@ answer_from_read(struct attempt_ctx *c, MYSQL_RES *res, struct response *resp)
 	if (res == NULL)
 		return ATTEMPT_NEXT;
 	ledger_record_init(&rec);
-	if (ledger_record_from_result(res, &rec) == 1 &&
-	    (ledger_terminal(rec.state) || rec.state == LEDGER_EXPIRED)) {
+	if (ledger_record_from_result(res, &rec) == 1) {
 		a = answer_record(c, &rec, 1, resp);
-		db_release_after_answer(c->db);
+		db_end_read(c->db);
 	}
 	ledger_record_clear(&rec);
 	return a;
 }
 
 /*
- * The claim of the scope failed with rc: the row read before it answers
- * when it can; otherwise the unique key decides (a duplicate: read the
- * row afresh, a concurrent owner committed meanwhile).
+ * The claim of the scope failed with rc, or the guard after the read
+ * (refused) stopped it: the row read answers when it can; otherwise the
+ * unique key decides (a duplicate: read the row afresh, a concurrent
+ * owner committed meanwhile).
  */
 static enum attempt
-claim_failed(struct attempt_ctx *c, int rc, MYSQL_RES *res,
+claim_failed(struct attempt_ctx *c, int rc, int refused, MYSQL_RES *res,
     struct response *resp)
 {
 	enum attempt	 a;
 
+	if (refused)
+		db_expected(c->db);
 	a = answer_from_read(c, res, resp);
 	if (a != ATTEMPT_NEXT)
 		return a;
-	if (rc == DB_DUPLICATE) {
+	if (rc == DB_DUPLICATE || refused) {
 		db_rollback(c->db);
 		return answer_from_record(c, 1, resp);
 	}
@@ -513,7 +514,7 @@ step_claim(struct attempt_ctx *c, struct response *resp)
 	rc = ledger_insert(c->db, &c->scope, c->req->fingerprint,
 	    c->conf->key_retention_ms / 1000);
 	if (rc != DB_OK)
-		return claim_failed(c, rc, NULL, resp);
+		return claim_failed(c, rc, 0, NULL, resp);
 	c->claimed = 1;
 	return ATTEMPT_NEXT;
 }
@@ -527,8 +528,24 @@ batch_too_big(struct attempt_ctx *c, struct response *resp)
 }
 
 /*
+ * The claim's round trip stopped (rc) before the INSERT succeeded: at the
+ * guard after the read (a row was found), or at the INSERT.
+ */
+static enum attempt
+claim_stopped(struct attempt_ctx *c, int rc, int read,
+    struct response *resp)
+{
+	struct db_batch	*b = &c->batch;
+
+	return claim_failed(c, rc, read >= 0 &&
+	    db_batch_refused(c->db, b, read + 1), read >= 0 && b->done > read ?
+	    b->res[read] : NULL, resp);
+}
+
+/*
  * 1. and 2. in one round trip: read the committed row of the scope
- * afresh (it answers a replay when the claim meets a duplicate key; "no
+ * afresh, with a guard that stops the batch there when it found one (a
+ * replay is answered from it, and nothing was written or locked; "no
  * row" grants nothing), claim the scope (INSERT the PROCESSING row; the
  * unique key alone decides, and its id names the order), set the
  * savepoint and read the stock rows, without a lock: the lock is taken
@@ -547,7 +564,8 @@ step_claim_read(struct attempt_ctx *c, struct response *resp)
 	db_batch_reset(b);
 	if (!FAULT_PLANNED(c->req->fault, FP_CONFLICT_READ)) {
 		read = b->n;
-		if (ledger_batch_read(b, &c->scope) == -1)
+		if (ledger_batch_read(b, &c->scope) == -1 ||
+		    db_batch_guard_found(b, 0) == -1)
 			return batch_too_big(c, resp);
 	}
 	claim = b->n;
@@ -557,8 +575,7 @@ step_claim_read(struct attempt_ctx *c, struct response *resp)
 	if (FAULT_PLANNED(c->req->fault, FP_AFTER_LEDGER_INSERT)) {
 		rc = db_batch_run(c->db, b);
 		if (rc != DB_OK)
-			return claim_failed(c, rc, read >= 0 && b->done > read ?
-			    b->res[read] : NULL, resp);
+			return claim_stopped(c, rc, read, resp);
 		c->claimed = 1;
 		c->id = b->insert_id[claim];
 		a = fault_at(c, FP_AFTER_LEDGER_INSERT, "after_ledger_insert",
@@ -573,8 +590,7 @@ step_claim_read(struct attempt_ctx *c, struct response *resp)
 	stock = b->n - 1;
 	rc = db_batch_run(c->db, b);
 	if (rc != DB_OK && !c->claimed && b->done <= claim)
-		return claim_failed(c, rc, read >= 0 && b->done > read ?
-		    b->res[read] : NULL, resp);
+		return claim_stopped(c, rc, read, resp);
 	if (rc != DB_OK)
 		return attempt_failed(c, rc, "stock read", resp);
 	if (!c->claimed) {

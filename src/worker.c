@@ -467,7 +467,6 @@ worker_serve_next(struct worker *w)
 		return;
 	serve_request(&w->fr, w->conf, w->ops, &w->db, &w->body, &w->resp);
 	FCGX_Finish_r(&w->fr);
-	db_answered(&w->db);
 	w->served++;
 }
 

@@ -45,9 +45,6 @@ suite_clean(void)
 	return 0;
 }
 
-/* Leave what db_answered() releases to the test (round trips). */
-static int	answer_kept;
-
 /* Run one create of body for key as principal; resp is filled. */
 static int
 create(const char *principal, const char *key, const char *body,
@@ -72,8 +69,6 @@ create(const char *principal, const char *key, const char *body,
 	cr.fault = plan;
 	response_reset(resp);
 	order_create(&work, conf ? conf : &dbtest_conf, &cr, resp, &attempts);
-	if (!answer_kept)
-		db_answered(&work);	/* as the worker does once answered */
 	order_input_clear(in);
 	free(in);
 	return attempts;
@@ -392,20 +387,22 @@ session_questions(struct db *db)
 }
 
 /*
- * Round trips: a create sends its eleven statements in two round trips
- * (the fresh read, INSERT, SAVEPOINT, the stock read; then the guarded
- * stock decrease, the order, items, ledger, guard, COMMIT); a replay is
- * answered after
- * one (the read, then the INSERT that meets the duplicate key), and its
- * transaction, which wrote nothing, is rolled back once answered.
+ * Round trips: a create sends its twelve statements in two round trips
+ * (the fresh read, the guard that stops the batch when it found the row,
+ * INSERT, SAVEPOINT, the stock read; then the guarded stock decrease, the
+ * order, items, ledger, guard, COMMIT).  A replay is answered after one
+ * (the read, then the guard): it inserts nothing, so it holds no row
+ * lock afterwards (nothing to roll back before the worker's next
+ * request) and burns no id of the ledger's counter (the next order's id
+ * follows the last one's).
  */
 static void
 test_round_trips(void)
 {
 	struct response	 r;
 	char		 key[64], body[256];
-	long long	 q0, q1, q2;
-	unsigned long	 t0, t1, t2, t3, t4;
+	long long	 q0, q1, q2, id1, id2, step, locked;
+	unsigned long	 t0, t1, t2, t3;
 
 	response_init(&r);
 	snprintf(key, sizeof(key), "%s-rtt", dbtest_tag);
@@ -413,7 +410,6 @@ test_round_trips(void)
 	db_disconnect(&work);
 	CU_ASSERT_FATAL(db_connect(&work) == DB_OK);
 	create("dbtest", key, body, NULL, NULL, &r);	/* statements prepared */
-	answer_kept = 1;
 	snprintf(key, sizeof(key), "%s-rtt2", dbtest_tag);
 	q0 = session_questions(&work);
 	t0 = work.round_trips;
@@ -421,25 +417,36 @@ test_round_trips(void)
 	t1 = work.round_trips;
 	q1 = session_questions(&work);
 	CU_ASSERT_EQUAL(r.status, 201);
-	CU_ASSERT_EQUAL(q1 - q0, 4 + 7);
+	CU_ASSERT_EQUAL(q1 - q0, 5 + 7);
 	CU_ASSERT_EQUAL(t1 - t0, 2);
+	id1 = dbtest_scalar(&admin, "SELECT id FROM idempotency_records WHERE "
+	    "principal_id = 'dbtest' AND idem_key = '%s'", key);
 	t2 = work.round_trips;
 	create("dbtest", key, body, NULL, NULL, &r);
 	t3 = work.round_trips;
 	CU_ASSERT_EQUAL(r.status, 201);
 	CU_ASSERT(replayed(&r));
 	CU_ASSERT_EQUAL(t3 - t2, 1);
-	CU_ASSERT_TRUE(work.release_due);
-	db_answered(&work);
-	t4 = work.round_trips;
-	CU_ASSERT_EQUAL(t4 - t3, 1);
-	CU_ASSERT_FALSE(work.release_due);
-	answer_kept = 0;
+	/* Another session locks the replayed row at once: nothing holds it. */
+	locked = dbtest_scalar(&admin, "SELECT COUNT(*) FROM "
+	    "idempotency_records WHERE principal_id = 'dbtest' AND idem_key = "
+	    "'%s' FOR UPDATE NOWAIT", key) != 1;
+	db_rollback(&admin);
+	CU_ASSERT_FALSE(locked);
 	q2 = session_questions(&work);
-	if (q1 - q0 != 11 || t1 - t0 != 2 || t3 - t2 != 1)
+	snprintf(key, sizeof(key), "%s-rtt3", dbtest_tag);
+	create("dbtest", key, body, NULL, NULL, &r);
+	CU_ASSERT_EQUAL(r.status, 201);
+	id2 = dbtest_scalar(&admin, "SELECT id FROM idempotency_records WHERE "
+	    "principal_id = 'dbtest' AND idem_key = '%s'", key);
+	step = dbtest_scalar(&admin, "SELECT @@auto_increment_increment");
+	CU_ASSERT_EQUAL(id2 - id1, step);
+	if (q1 - q0 != 12 || t1 - t0 != 2 || t3 - t2 != 1 || locked != 0 ||
+	    id2 - id1 != step)
 		fprintf(stderr, "create: %lld statements in %lu round trips, "
-		    "replay: %lu round trips (%lld statements with the "
-		    "rollback)\n", q1 - q0, t1 - t0, t3 - t2, q2 - q1);
+		    "replay: %lu round trips (%lld statements), its row "
+		    "locked after it: %lld; ids %lld then %lld (step %lld)\n",
+		    q1 - q0, t1 - t0, t3 - t2, q2 - q1, locked, id1, id2, step);
 	response_clear(&r);
 }
 
