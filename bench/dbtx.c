@@ -6,8 +6,9 @@
  *	naive	eight round trips through prepared statements: ledger
  *		insert, savepoint, stock lock, order insert, item insert,
  *		stock update, ledger update, commit (the reference)
- *	batched	two round trips, as the service sends them: ledger insert +
- *		savepoint + stock read (no lock); then the guarded stock
+ *	batched	two round trips, as the service sends them: the fresh ledger
+ *		read and its guard + ledger insert + savepoint + stock read
+ *		(no lock); then the guarded stock
  *		decrease (the lock) + order + items + ledger update + COMMIT
  *		(hex literals, guards)
  *	proc	one prepared CALL of a stored procedure doing all of it
@@ -273,6 +274,15 @@ static const char proc_sql[] =
 
 #define FP_ZERO	"0000000000000000000000000000000000000000000000000000000000000000"
 
+/*
+ * The response every shape stores for its replay: the size of the
+ * service's answer to a one-item order, which the ledger row keeps.
+ */
+static const char body201[] = "{\"orderId\":\"o-1000000\",\"status\":"
+    "\"CREATED\",\"currency\":\"KRW\",\"amount\":100,\"items\":[{\"sku\":"
+    "\"BENCH-00\",\"qty\":1,\"unitPrice\":100}],\"shipping\":\"standard\","
+    "\"note\":\"\",\"createdAt\":\"2026-12-02T00:00:00Z\"}";
+
 /* The batched shape: two round trips, as order_create() sends them. */
 static int
 batched_tx(struct db *db, const struct ledger_scope *scope,
@@ -284,20 +294,22 @@ batched_tx(struct db *db, const struct ledger_scope *scope,
 	int			 rc;
 
 	db_batch_reset(b);
-	if (ledger_batch_insert(b, scope, FP_ZERO, 86400) == -1 ||
+	if (ledger_batch_read(b, scope) == -1 ||
+	    db_batch_guard_found(b, 0) == -1 ||
+	    ledger_batch_insert(b, scope, FP_ZERO, 86400) == -1 ||
 	    db_batch_add(b, 0, "SAVEPOINT order_work") == -1 ||
 	    store_batch_stock(b, in, 0) == -1)
 		return DB_ERROR;
 	rc = db_batch_run(db, b);
 	if (rc != DB_OK)
 		return rc;
-	id = b->insert_id[0];
-	store_read_stock(b->res[2], in, rows);
+	id = b->insert_id[2];
+	store_read_stock(b->res[4], in, rows);
 	if (!rows[0].found || rows[0].available < 1)
 		return DB_ERROR;
 	order_id_format(oid, sizeof(oid), id);
 	response_reset(resp);
-	response_json(resp, 201, "{\"orderId\":\"x\"}", 15);
+	response_json(resp, 201, body201, sizeof(body201) - 1);
 	db_batch_reset(b);
 	if (store_batch_take(b, in, rows) == -1 ||
 	    store_batch_order(b, id, scope->principal, scope->key, in,
@@ -313,7 +325,6 @@ static int
 proc_tx(struct db *db, const struct ledger_scope *scope,
     struct order_input *in, MYSQL_STMT **call)
 {
-	static const char body[] = "{\"orderId\":\"x\"}";
 	static const char sql[] = "CALL idemorders_dbtx_create(?, ?, ?, ?, ?)";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[5];
@@ -329,7 +340,7 @@ proc_tx(struct db *db, const struct ledger_scope *scope,
 	db_bind_str(&p[1], scope->key, strlen(scope->key));
 	db_bind_str(&p[2], in->items[0].sku, strlen(in->items[0].sku));
 	db_bind_str(&p[3], FP_ZERO, 64);
-	db_bind_str(&p[4], body, sizeof(body) - 1);
+	db_bind_str(&p[4], body201, sizeof(body201) - 1);
 	rc = db_execute(db, st, p);
 	/* A CALL answers with a status result: read it to the end. */
 	while (rc == DB_OK && mysql_stmt_next_result(st) == 0)
@@ -380,7 +391,7 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 		goto fail;
 	order_id_format(oid, sizeof(oid), id);
 	response_reset(resp);
-	response_json(resp, 201, "{\"orderId\":\"x\"}", 15);
+	response_json(resp, 201, body201, sizeof(body201) - 1);
 	rc = ledger_finish(db, &scope, LEDGER_SUCCEEDED, resp, oid);
 	if (rc != DB_OK)
 		goto fail;
