@@ -609,6 +609,7 @@ bench_main() {
 			bench_wrk app "create-w$w" lighttpd "$BENCH_HOT_C" create 201
 		done
 		bench_pool "$BENCH_WORKERS" warning
+		serve_start
 	fi
 	[[ $BENCH_QUICK == 1 ]] || bench_profile
 	bench_roundtrips
@@ -1086,10 +1087,10 @@ END {
 	printf "| (one SKU, the shapes alone: D-hot-batched, D-hot-proc against D-hot naive) | %s and %s vs %s tx/s = %.2f × and %.2f × | |\n",
 	    rate(DHB), rate(DHP), rate(DH), (DH > 0 ? DHB / DH : 0), (DH > 0 ? DHP / DH : 0)
 	m = MDB["create", "lighttpd", c]; mn = MDB["D", "-", c]
-	printf "| mariadbd per create c%s via lighttpd ≤ D naive'"'"'s per transaction (c%s) | %s vs %s µs = %.2f × | %s |\n",
+	printf "| mariadbd per create c%s via lighttpd ≤ D naive per transaction (c%s) | %s vs %s µs = %.2f × | %s |\n",
 	    c, c, m, mn, (mn > 0 ? m / mn : 0), yes(mn > 0 && m > 0 && m <= mn)
 	bound = 1.15 * (MDB["D-batched", "-", c] + CLI["D-batched", "-", c]) + WEB["H", "lighttpd", c] + RSP["H", "lighttpd", c]
-	printf "| CPU per create c%s via lighttpd ≤ 1.15 × (D-batched'"'"'s mariadbd + client) + H'"'"'s web + responder | %s vs %.0f µs = %.2f × | %s |\n",
+	printf "| CPU per create c%s via lighttpd ≤ 1.15 × (D-batched mariadbd + client) + H web + responder | %s vs %.0f µs = %.2f × | %s |\n",
 	    c, rate(CPU["create", "lighttpd", c]), bound, (bound > 0 ? CPU["create", "lighttpd", c] / bound : 0),
 	    yes(bound > 0 && CPU["create", "lighttpd", c] > 0 && CPU["create", "lighttpd", c] <= bound)
 	printf "| CPU per create c%s via lighttpd, all processes ≤ 0.75 × 690 µs (518 µs) | %s µs | %s |\n",
