@@ -26,9 +26,10 @@
 #     SKU; the full run adds create at the default log_level (info) and
 #     with other pool sizes;
 #  5. the round trips (the pool through a proxy that delays every
-#     chunk); the full run adds where the CPU goes: a create, a replay
-#     and the bare transactions again under `perf record -a`, split by
-#     process and by part of mariadbd and of the responder.
+#     chunk); the full run (or BENCH_PROFILE=1) adds where the CPU goes:
+#     a create, a replay and the bare transactions again under `perf
+#     record -a`, split by process and by part of mariadbd and of the
+#     responder.
 #
 # wrk (bench/orders.lua) counts every status itself: "unexpected" is any
 # answer but the expected one, "socket errors" the requests that got no
@@ -44,7 +45,8 @@
 # up afterwards (e.g. for profiling).  Knobs: BENCH_SECONDS (per run),
 # BENCH_LEVELS ("4 16 64"), BENCH_WORKERS (responder workers, 4, the
 # shipped default; the full run adds create rows with 8, 16 and 24),
-# BENCH_WRK_THREADS (2).  Nothing asserts a speed: the targets are reported.
+# BENCH_WRK_THREADS (2), BENCH_PROFILE (1: profile, 0: not; the full run
+# profiles).  Nothing asserts a speed: the targets are reported.
 
 BENCH_SKUS=64
 BENCH_STOCK=1000000000
@@ -90,8 +92,11 @@ run_bench() {
 		BENCH_LEVELS=${BENCH_LEVELS:-4 16 64}
 		BENCH_NAME=latest
 		: "${BENCH_OUT:=$REPO/bench/results}"
-		PACKAGES+=(linux-perf)		# bench_profile
 	fi
+	# Where the CPU goes: the full run's, or the quick one's with
+	# BENCH_PROFILE=1.
+	BENCH_PROFILE=${BENCH_PROFILE:-$((1 - BENCH_QUICK))}
+	[[ $BENCH_PROFILE == 0 ]] || PACKAGES+=(linux-perf)
 	BENCH_WORKERS=${BENCH_WORKERS:-4}
 	BENCH_WRK_THREADS=${BENCH_WRK_THREADS:-2}
 	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
@@ -611,7 +616,7 @@ bench_main() {
 		bench_pool "$BENCH_WORKERS" warning
 		serve_start
 	fi
-	[[ $BENCH_QUICK == 1 ]] || bench_profile
+	[[ $BENCH_PROFILE == 0 ]] || bench_profile
 	bench_roundtrips
 
 	bench_report "$load" $(($(date +%s) - start))

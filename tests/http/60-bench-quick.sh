@@ -14,8 +14,10 @@ req GET "$LIGHTTPD_URL$MOUNT/_health"
 test_stack_up=0
 [[ $STATUS == 200 ]] && test_stack_up=1
 start=$(date +%s)
-# Runs of one second: a smoke check of every row, not a measurement.
-if BENCH_SECONDS=${BENCH_SECONDS:-1} "$DEV" bench --quick --out "$out" >"$log" 2>&1; then
+# Runs of one second: a smoke check of every row, not a measurement;
+# with the profile the full run makes.
+if BENCH_SECONDS=${BENCH_SECONDS:-1} BENCH_PROFILE=1 "$DEV" bench --quick \
+    --out "$out" >"$log" 2>&1; then
 	ok "tools/dev bench --quick exits 0 ($(($(date +%s) - start)) s)"
 else
 	fail "tools/dev bench --quick" "status $?: $(tail -n 15 "$log" | tr '\n' ' ')"
@@ -76,11 +78,39 @@ for name in '| H (hello-fcgi) | lighttpd |' '| H (hello-fcgi) | apache |' \
     '| create | lighttpd |' '| create | apache |' \
     '| replay | lighttpd |' '| replay | apache |' '| conflict | lighttpd |' \
     '| conflict | apache |' '| get | lighttpd |' '| get | apache |' \
-    '| hot | lighttpd |' '| hot | apache |' '## Targets'; do
+    '| hot | lighttpd |' '| hot | apache |' '## Targets' \
+    '| mariadbd per create c' '| CPU per create c16 via lighttpd ≤ 1.15 ×' \
+    '## Where the CPU goes'; do
 	if grep -qF -- "$name" "$md" 2>/dev/null; then
 		ok "table has '$name'"
 	else
 		fail "table" "no '$name' in $md"
+	fi
+done
+# The profile: mariadbd's CPU per order of each profiled run, split in
+# parts that add up to it; the responder's and its parts.
+all=$(grep -F '| all (req/s or tx/s of the run) |' "$md" 2>/dev/null)
+if [[ $all =~ ^\|\ all\ [^|]*\|\ ([0-9]+)\ \([0-9]+\)\ \|\ ([0-9]+)\ \([0-9]+\)\ \|\ ([0-9]+)\ \([0-9]+\)\ \|\ ([0-9]+)\ \([0-9]+\)\ \|$ ]]; then
+	ok "profile: mariadbd µs per order of create, replay, D naive, D-batched: ${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[4]}"
+	sum=$(sed -n '/^| mariadbd, µs per order |/,/^$/p' "$md" |
+	    awk -F'|' 'NR > 3 && $3 ~ /^ *[0-9]+ *$/ { s += $3 } END { print s + 0 }')
+	# Each part is rounded, and perf's samples are not /proc's ticks.
+	if [[ $sum -gt 0 && $((sum * 10)) -ge $((BASH_REMATCH[1] * 8)) &&
+	    $((sum * 10)) -le $((BASH_REMATCH[1] * 12)) ]]; then
+		ok "profile: the create's parts add up to its total ($sum of ${BASH_REMATCH[1]} µs)"
+	else
+		fail "profile" "the create's parts add up to $sum µs, not about ${BASH_REMATCH[1]}"
+	fi
+else
+	fail "profile" "no mariadbd row with four measured runs: ${all:-none}"
+fi
+for name in '| kernel: sockets, scheduling, wake-ups |' '| SQL parser' \
+    '| responder, µs per request | create | replay |' '| libmariadb.so.3 |' \
+    "mariadbd's busiest symbols, create"; do
+	if grep -qF -- "$name" "$md" 2>/dev/null; then
+		ok "profile has '$name'"
+	else
+		fail "profile" "no '$name' in $md"
 	fi
 done
 if grep -qE '^\| zero unexpected statuses \| 0 \|' "$md" 2>/dev/null; then
