@@ -76,13 +76,25 @@ for s in $ALL_SERVERS; do
 	    fail "$s health after the respawn" "$good/20 answered 200"
 done
 
+# The stack's socket lives in a directory of the user the pool runs as, as
+# README's "Processes and the socket" asks: the pool removes its own socket
+# at stop (as the private serve below shows), no warning left in the log.
+pool_user=$(sed -n 's/^[[:space:]]*user[[:space:]]*=[[:space:]]*//p' "$IDEMORDERS_CONF" | tail -n 1)
+sock_dir=$(dirname -- "$FCGI_SOCKET")
+owner=$(stat -c %U "$sock_dir" 2>/dev/null)
+if [[ -n $pool_user && $owner == "$pool_user" ]]; then
+	ok "the stack's socket directory $sock_dir belongs to the pool's user $pool_user"
+else
+	fail "socket directory" "$sock_dir belongs to '${owner:-?}', the pool runs as '${pool_user:-?}': the pool cannot remove its socket at stop"
+fi
+
 # --- a private serve: SIGHUP and SIGTERM -----------------------------------
 
 priv=$(mktemp -d /tmp/idemorders-supervisor.XXXXXX)
 chmod 0755 "$priv"
 # The pool drops to the stack's pool user, who must be able to remove the
 # socket at stop.
-chown "$(sed -n 's/^[[:space:]]*user[[:space:]]*=[[:space:]]*//p' "$IDEMORDERS_CONF" | tail -n 1)" "$priv"
+chown "$pool_user" "$priv"
 pconf=$priv/idemorders.conf
 psock=$priv/idemorders.sock
 ppid=

@@ -70,7 +70,10 @@ stack_vars() {
 	CONF=$RUN/idemorders.conf
 	FCGID_CONF=$RUN/idemorders-fcgid.conf
 	CHECK_CONF=$RUN/idemorders-check.conf
-	FCGI_SOCKET=$RUN/idemorders.sock
+	# The socket's directory belongs to the pool's user, who removes the
+	# socket at stop (README, "Processes and the socket").
+	FCGI_SOCKET_DIR=$RUN/fcgi
+	FCGI_SOCKET=$FCGI_SOCKET_DIR/idemorders.sock
 	SERVE_PIDFILE=$RUN/idemorders.pid
 	DB_PASSWORD_FILE=$RUN/db-password
 	FRONTEND_SECRET_FILE=$RUN/frontend.secret

@@ -19,6 +19,7 @@ prepare_dirs() {
 	ensure_pool_user
 	install -d -m 0755 "$RUN" "$RUNBIN_DIR" "$DOCROOT" "$APACHE_DIR"
 	install -d -m 0755 -o www-data -g www-data "$WWW_LOGDIR"
+	install -d -m 0755 -o "$POOL_USER" -g "$POOL_USER" "$FCGI_SOCKET_DIR"
 	chmod 0755 "$RUN"
 	mkdir -p "$VAR" "$LOGDIR"
 	ln -sfn "$WWW_LOGDIR/lighttpd-error.log" "$LOGDIR/lighttpd-error.log"
