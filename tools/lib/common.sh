@@ -9,7 +9,8 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libfcgi-dev libfcgi-bin libjson-c-dev libmariadb-dev libcunit1-dev
 	libssl-dev mariadb-server mariadb-client lighttpd apache2
 	apache2-utils libapache2-mod-fcgid curl procps systemd
-	php-fpm php-mysql php-curl libapache2-mod-auth-openidc openssl)
+	php-fpm php-cgi php-mysql php-curl libapache2-mod-auth-openidc openssl
+	lighttpd-modules-lua)
 CLUSTER_PACKAGES=(galera-4 rsync python3)
 FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 TEST_PACKAGES=(jq socat python3 php-cli phpunit nodejs
@@ -48,10 +49,9 @@ stack_vars() {
 	FCGID_PORT=$((FCGID_PORT + off)) DB_PORT=$((DB_PORT + off))
 	# The demo shop's front ends, next to the Basic-auth ones: the
 	# session vhosts (lighttpd +3, Apache +4), the bearer-token vhosts
-	# (+5, +6), and php-fpm's TCP pool for Apache mod_authnz_fcgi (+7).
+	# (+5, +6).
 	SHOP_LIGHTTPD_PORT=$((LIGHTTPD_PORT + 3)) SHOP_APACHE_PORT=$((LIGHTTPD_PORT + 4))
 	BEARER_LIGHTTPD_PORT=$((LIGHTTPD_PORT + 5)) BEARER_APACHE_PORT=$((LIGHTTPD_PORT + 6))
-	PHP_FPM_PORT=$((LIGHTTPD_PORT + 7))
 	HASH=$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
 
 	# Runtime: world-traversable, so that www-data (Apache children,
@@ -119,6 +119,7 @@ stack_vars() {
 	PHP_FPM_SOCKET=$RUN/php-fpm.sock
 	SHOP_SESSIONS=$RUN/shop-sessions
 	SHOP_INI=$RUN/shop.ini
+	AUTHORIZER_PHP_INI=$RUN/authorizer-php.ini
 	JWT_DIR=$RUN/shop-jwt
 	JWT_ISSUER=idemshop-$STACK
 	JWT_AUDIENCE=idemorders-$STACK
@@ -285,12 +286,15 @@ render_template() {
 	t=${t//@AUTHORIZER_DIR@/$SHOP_DIR/authorizer}
 	t=${t//@JS_CLIENT@/$JS_CLIENT}
 	t=${t//@PHP_FPM_SOCKET@/$PHP_FPM_SOCKET}
-	t=${t//@PHP_FPM_ADDR@/127.0.0.1:$PHP_FPM_PORT}
+	t=${t//@PHP_CGI@/$PHP_CGI_BIN}
+	t=${t//@SHOP_INI@/$SHOP_INI}
+	t=${t//@AUTHORIZER_PHP_INI@/$AUTHORIZER_PHP_INI}
 	t=${t//@JWT_CERT@/$JWT_DIR/cert.pem}
 	t=${t//@JWT_ISSUER@/$JWT_ISSUER}
 	t=${t//@JWT_AUDIENCE@/$JWT_AUDIENCE}
 	t=${t//@JWT_KID@/$(cat "$JWT_DIR/kid" 2>/dev/null || true)}
 	t=${t//@APACHE_SHOP_DIR@/$APACHE_SHOP_DIR}
+	t=${t//@AUTHORIZER_SECRET_LUA@/$RUN/lighttpd-authorizer-secret.lua}
 	if [[ $t =~ @[A-Z_]+@ ]]; then
 		die "$src: no value for placeholder ${BASH_REMATCH[0]}"
 	fi

@@ -8,6 +8,7 @@
 # started or touched.
 
 PHP_FPM_BIN=/usr/sbin/php-fpm8.2
+PHP_CGI_BIN=/usr/bin/php-cgi8.2
 
 # Copy the shop and the clients where www-data reads them (a clone under
 # /root is not traversable): RUN/src mirrors the repository's layout, so
@@ -85,34 +86,33 @@ EOF
 
 # ---------------------------------------------------------------- php-fpm
 
-# A private php-fpm master: the pool "shop" on a unix socket (the pages
-# and lighttpd's authorizers), the pool "authz" on 127.0.0.1 (Apache
-# mod_authnz_fcgi reaches TCP backends only).  Both run as www-data,
-# which owns the sessions.  Where the sessions live is the pool's
-# (php_admin_value); the cookie settings are defaults the shop may set
-# itself (php_value).
+# A private php-fpm master with one pool, "shop", on a unix socket only
+# the web servers' user opens (0660 www-data): the pages and lighttpd's
+# authorizers.  No pool on TCP: every local user can connect to one, and
+# php-fpm obeys PHP_VALUE/PHP_ADMIN_VALUE from any client, so whoever
+# reached an authorizer's pool would choose the principal (Apache's
+# session authorizer runs in php-cgi under mod_fcgid instead,
+# shop_authorizer_ini).  The pool runs as www-data, which owns the
+# sessions.  Where the sessions live is the pool's (php_admin_value); the
+# cookie settings are defaults the shop may set itself (php_value).
+SHOP_SESSION_INI="session.name = idemshop
+session.save_handler = files
+session.save_path = @SESSIONS@
+session.use_strict_mode = 1
+session.use_only_cookies = 1
+session.cookie_httponly = 1
+session.cookie_samesite = Lax
+session.gc_maxlifetime = 1800"
+
+# The pool's lines for SHOP_SESSION_INI: where the sessions are and how
+# long they live are the pool's (php_admin_value), the rest defaults.
+php_fpm_session_lines() {
+	sed -e "s|@SESSIONS@|$SHOP_SESSIONS|" \
+	    -e 's/^\(session\.\(save_handler\|save_path\|gc_maxlifetime\)\) = \(.*\)/php_admin_value[\1] = \3/' \
+	    -e 's/^\(session\.[a-z_]*\) = \(.*\)/php_value[\1] = \2/' <<<"$SHOP_SESSION_INI"
+}
+
 php_fpm_write_conf() {
-	local pool common
-	common="user = www-data
-group = www-data
-pm = static
-pm.max_children = 4
-pm.max_requests = 5000
-catch_workers_output = yes
-decorate_workers_output = no
-clear_env = yes
-env[IDEMSHOP_CONFIG] = $SHOP_INI
-security.limit_extensions = .php
-php_value[session.name] = idemshop
-php_admin_value[session.save_handler] = files
-php_admin_value[session.save_path] = $SHOP_SESSIONS
-php_value[session.use_strict_mode] = 1
-php_value[session.use_only_cookies] = 1
-php_value[session.cookie_httponly] = 1
-php_value[session.cookie_samesite] = Lax
-php_admin_value[session.gc_maxlifetime] = 1800
-php_admin_flag[display_errors] = off
-php_admin_flag[log_errors] = on"
 	cat >"$PHP_FPM_CONF.tmp" <<EOF
 ; php-fpm of the idemorders '$STACK' stack (the demo shop), written by
 ; $PROG up.  Started and stopped by $PROG, never the system service.
@@ -126,15 +126,36 @@ listen = $PHP_FPM_SOCKET
 listen.owner = www-data
 listen.group = www-data
 listen.mode = 0660
-$common
-
-[authz]
-listen = 127.0.0.1:$PHP_FPM_PORT
-listen.allowed_clients = 127.0.0.1
-$common
+user = www-data
+group = www-data
+pm = static
+pm.max_children = 4
+pm.max_requests = 5000
+catch_workers_output = yes
+decorate_workers_output = no
+clear_env = yes
+env[IDEMSHOP_CONFIG] = $SHOP_INI
+security.limit_extensions = .php
+$(php_fpm_session_lines)
+php_admin_flag[display_errors] = off
+php_admin_flag[log_errors] = on
 EOF
 	chmod 0644 "$PHP_FPM_CONF.tmp"
 	mv -f "$PHP_FPM_CONF.tmp" "$PHP_FPM_CONF"
+}
+
+# php.ini of the session authorizer's php-cgi under Apache mod_fcgid
+# (PHPRC): the pool's session settings, so that it reads the sessions the
+# pages write.
+shop_authorizer_ini() {
+	{
+		echo "; the session authorizer's php-cgi ('$STACK' stack), written by $PROG up"
+		sed -e "s|@SESSIONS@|$SHOP_SESSIONS|" <<<"$SHOP_SESSION_INI"
+		echo "display_errors = off"
+		echo "log_errors = on"
+	} >"$AUTHORIZER_PHP_INI.tmp"
+	chmod 0644 "$AUTHORIZER_PHP_INI.tmp"
+	mv -f "$AUTHORIZER_PHP_INI.tmp" "$AUTHORIZER_PHP_INI"
 }
 
 php_fpm_start() {
@@ -151,8 +172,7 @@ php_fpm_start() {
 		say "config changed: restarting php-fpm"
 		php_fpm_stop
 	fi
-	need_free_port "$PHP_FPM_PORT" "php-fpm (pool authz)"
-	say "starting php-fpm ($PHP_FPM_SOCKET, 127.0.0.1:$PHP_FPM_PORT)"
+	say "starting php-fpm ($PHP_FPM_SOCKET)"
 	rm -f "$PHP_FPM_PIDFILE" "$PHP_FPM_SOCKET"
 	setsid "$PHP_FPM_BIN" --nodaemonize --fpm-config "$PHP_FPM_CONF" \
 	    </dev/null >>"$LOGDIR/php-fpm.out" 2>&1 9>&- &
@@ -178,6 +198,8 @@ php_fpm_stop() {
 
 shop_lighttpd_start() {
 	local pid sum i
+	install -m 0644 "$REPO/httpd-conf/lighttpd-authorizer-secret.lua" \
+	    "$RUN/lighttpd-authorizer-secret.lua"
 	TPL_LOGDIR=$WWW_LOGDIR render_template "$REPO/httpd-conf/lighttpd-session.conf" \
 	    "$RUN/lighttpd-session.conf" "$SHOP_LIGHTTPD_PORT"
 	TPL_LOGDIR=$WWW_LOGDIR render_template "$REPO/httpd-conf/lighttpd-bearer.conf" \
@@ -192,7 +214,8 @@ shop_lighttpd_start() {
 	ln -sfn "$WWW_LOGDIR/lighttpd-shop-error.log" "$LOGDIR/lighttpd-shop-error.log"
 	ln -sfn "$WWW_LOGDIR/lighttpd-shop-access.log" "$LOGDIR/lighttpd-shop-access.log"
 	sum=$(files_sum "$SHOP_LIGHTTPD_CONF" "$RUN/lighttpd-session.conf" \
-	    "$RUN/lighttpd-bearer.conf" "$LIGHTTPD_SECRET_CONF")
+	    "$RUN/lighttpd-bearer.conf" "$LIGHTTPD_SECRET_CONF" \
+	    "$RUN/lighttpd-authorizer-secret.lua")
 	if pid=$(pid_alive "$SHOP_LIGHTTPD_PIDFILE" lighttpd); then
 		[[ $(cat "$RUN/lighttpd-shop.stamp" 2>/dev/null) == "$sum" ]] && return 0
 		say "config changed: restarting the shop's lighttpd"
@@ -224,6 +247,7 @@ shop_apache_ctl() {
 shop_apache_start() {
 	local pid sum i
 	install -d -m 0755 "$APACHE_SHOP_DIR"
+	shop_authorizer_ini
 	render_template "$REPO/httpd-conf/apache-session.conf" \
 	    "$RUN/apache-session.conf" "$SHOP_APACHE_PORT"
 	render_template "$REPO/httpd-conf/apache-bearer.conf" \
@@ -237,7 +261,8 @@ shop_apache_start() {
 	fi
 	mv -f "$APACHE_SHOP_CONF.new" "$APACHE_SHOP_CONF"
 	sum=$(files_sum "$APACHE_SHOP_CONF" "$RUN/apache-session.conf" \
-	    "$RUN/apache-bearer.conf" "$APACHE_SECRET_CONF" "$JWT_DIR/cert.pem")
+	    "$RUN/apache-bearer.conf" "$APACHE_SECRET_CONF" "$JWT_DIR/cert.pem" \
+	    "$AUTHORIZER_PHP_INI")
 	if pid=$(pid_alive "$APACHE_SHOP_PIDFILE" apache2); then
 		[[ $(cat "$RUN/apache-shop.stamp" 2>/dev/null) == "$sum" ]] && return 0
 		say "config changed: restarting the shop's apache2"
@@ -290,7 +315,7 @@ shop_down() {
 shop_status() {
 	local pid
 	pid=$(pid_alive "$PHP_FPM_PIDFILE" php-fpm || true)
-	status_line php-fpm "$pid" "$PHP_FPM_SOCKET 127.0.0.1:$PHP_FPM_PORT"
+	status_line php-fpm "$pid" "$PHP_FPM_SOCKET"
 	pid=$(pid_alive "$SHOP_LIGHTTPD_PIDFILE" lighttpd || true)
 	status_line shop-lttpd "$pid" "$SHOP_LIGHTTPD_URL/ (session)  $BEARER_LIGHTTPD_URL/ (bearer)"
 	pid=$(pid_alive "$APACHE_SHOP_PIDFILE" apache2 || true)
