@@ -9,8 +9,9 @@
 # modes get and replay), wrk -t2 -c16, SECONDS (5) each, as
 #   basic    the Basic-auth vhost (alice, bcrypt cost 5; lighttpd with
 #            auth.cache, Apache hashing every request)
-#   session  the shop's vhost: the PHP session authorizer (php-fpm) asked
-#            on every request
+#   session  the shop's vhost: the PHP session authorizer asked (lighttpd:
+#            the php-fpm pool; Apache: php-cgi under mod_fcgid) on every
+#            request
 #   bearer   the shop's bearer vhost: the token checked on every request
 #            (lighttpd: the PHP authorizer; Apache: mod_auth_openidc)
 # Prints a table: req/s, mean µs a request (1 / throughput: the machine's
