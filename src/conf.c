@@ -39,7 +39,8 @@ enum conf_type {
 	T_MOUNT,
 	T_PASSWORD_FILE,
 	T_SECRET_FILE,
-	T_ENVVAR,	/* a FastCGI variable no client header can set */
+	T_PRINCIPAL_VAR, /* a variable the web server's authentication sets */
+	T_SECRET_VAR,	/* a variable no request can set */
 	T_PEERS,
 	/* An int: one of the words conf_words[] lists for the type. */
 	T_LOGLEVEL,
@@ -65,7 +66,8 @@ struct conf_key {
 	long long	 max;
 };
 
-static int	conf_check(const struct conf *, const char *, char *, size_t);
+static int	conf_check(const struct conf *, const char *, int, char *,
+		    size_t);
 
 static const struct conf_word facility_words[] = {
 	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "auth", LOG_AUTH },
@@ -134,9 +136,9 @@ static const struct conf_key conf_keys[] = {
 	{ "log_facility",	T_FACILITY,	F(log_facility), 0, 0 },
 	{ "log_format",		T_LOGFORMAT,	F(log_format), 0, 0 },
 	{ "mount",		T_MOUNT,	F(mount), 0, 0 },
-	{ "principal_var",	T_ENVVAR,	F(principal_var), 0, 0 },
+	{ "principal_var",	T_PRINCIPAL_VAR, F(principal_var), 0, 0 },
 	{ "frontend_secret_file", T_SECRET_FILE, F(frontend_secret), 0, 0 },
-	{ "frontend_secret_var", T_ENVVAR,	F(frontend_secret_var), 0, 0 },
+	{ "frontend_secret_var", T_SECRET_VAR,	F(frontend_secret_var), 0, 0 },
 	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20 },
 	{ "metrics",		T_ONOFF,	F(metrics), 0, 0 },
 	{ "db_host",		T_STRING,	F(db_host), 0, 0 },
@@ -227,7 +229,8 @@ conf_clear(struct conf *c)
 		case T_PATH:
 		case T_LISTEN:
 		case T_MOUNT:
-		case T_ENVVAR:
+		case T_PRINCIPAL_VAR:
+		case T_SECRET_VAR:
 		case T_PEERS:
 			sp = (char **)((char *)c + conf_keys[i].off);
 			free(*sp);
@@ -407,6 +410,93 @@ conf_listen_is_loopback(const char *listen)
 	return peers_is_loopback(&a);
 }
 
+/*
+ * The variables a web server sets from its own authentication, the only
+ * ones principal_var may name: REMOTE_USER (Basic, LDAP, an authorizer's
+ * Variable-REMOTE_USER, mod_auth_openidc), and REDIRECT_REMOTE_USER, the
+ * REMOTE_USER of the request Apache authenticated before an internal
+ * redirect.
+ */
+static const char *const principal_vars[] = {
+	"REMOTE_USER", "REDIRECT_REMOTE_USER", NULL,
+};
+
+/*
+ * Names that lighttpd, Apache or their modules fill themselves, from the
+ * request or from their own settings (RFC 3875's meta-variables and the
+ * names the servers add): frontend_secret_var may not be one, compared
+ * without regard to case.  A prefix ends with '_'.
+ */
+static const char *const server_var_prefixes[] = {
+	"AUTH_", "CONTENT_", "CONTEXT_", "DOCUMENT_", "FCGI_", "GATEWAY_",
+	"HTTP_", "HTTPS_", "OIDC_", "PATH_", "PHP_", "QUERY_", "REDIRECT_",
+	"REMOTE_", "REQUEST_", "SCRIPT_", "SERVER_", "SSL_", NULL,
+};
+static const char *const server_vars[] = {
+	"HTTPS", "PATH", "UNIQUE_ID", NULL,
+};
+
+/* Tell whether name is one of list (ends with NULL); case-insensitive. */
+static int
+var_listed(const char *name, const char *const *list, int prefix)
+{
+	size_t	 i;
+
+	for (i = 0; list[i] != NULL; i++)
+		if (prefix ? strncasecmp(name, list[i], strlen(list[i])) == 0 :
+		    strcasecmp(name, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Check principal_var and frontend_secret_var: a variable name that no
+ * request can set.  The principal comes only from the web server's own
+ * authentication; the secret only from a variable the web server's
+ * configuration adds, never one it fills itself.
+ */
+static int
+check_var(const struct conf_key *k, const char *v, char *err, size_t errsz)
+{
+	size_t	 i;
+
+	if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_") != strlen(v)) {
+		snprintf(err, errsz, "%s must be a variable name (letters, "
+		    "digits and _)", k->name);
+		return -1;
+	}
+	if (strncasecmp(v, "HTTP_", 5) == 0) {
+		snprintf(err, errsz, "%s may not be an HTTP_* variable (%s): "
+		    "the web server fills those from request headers, which "
+		    "any client chooses", k->name, v);
+		return -1;
+	}
+	if (k->type == T_PRINCIPAL_VAR) {
+		for (i = 0; principal_vars[i] != NULL; i++)
+			if (strcmp(v, principal_vars[i]) == 0)
+				return 0;
+		snprintf(err, errsz, "principal_var may not be %s: it names "
+		    "what the web server sets from its own authentication, "
+		    "REMOTE_USER (or REDIRECT_REMOTE_USER after an Apache "
+		    "internal redirect); another variable may come from the "
+		    "request", v);
+		return -1;
+	}
+	if (var_listed(v, server_vars, 0) ||
+	    var_listed(v, server_var_prefixes, 1)) {
+		snprintf(err, errsz, "frontend_secret_var may not be %s: the "
+		    "web server sets that name itself (a request variable, "
+		    "or one beginning AUTH_, CONTENT_, CONTEXT_, DOCUMENT_, "
+		    "FCGI_, GATEWAY_, HTTP_, OIDC_, PATH_, PHP_, QUERY_, "
+		    "REDIRECT_, REMOTE_, REQUEST_, SCRIPT_, SERVER_ or SSL_); "
+		    "name one only its configuration adds, such as "
+		    "IDEMORDERS_FRONTEND_SECRET", v);
+		return -1;
+	}
+	return 0;
+}
+
 /* Check the value of a string-valued key; err says what is wrong. */
 static int
 check_string(const struct conf_key *k, const char *v, char *err,
@@ -432,20 +522,9 @@ check_string(const struct conf_key *k, const char *v, char *err,
 			return -1;
 		}
 		return 0;
-	case T_ENVVAR:
-		if (strncasecmp(v, "HTTP_", 5) == 0) {
-			snprintf(err, errsz, "%s may not be an HTTP_* variable: "
-			    "the web server fills those from request headers, "
-			    "which any client chooses", k->name);
-			return -1;
-		}
-		if (strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789_") != strlen(v)) {
-			snprintf(err, errsz, "%s must be a variable name "
-			    "(letters, digits and _)", k->name);
-			return -1;
-		}
-		return 0;
+	case T_PRINCIPAL_VAR:
+	case T_SECRET_VAR:
+		return check_var(k, v, err, errsz);
 	case T_PEERS:
 		if (peers_check(v, msg, sizeof(msg)) == -1) {
 			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
@@ -662,7 +741,7 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 	const char	*p = text, *end = text + len, *nl;
 	char		*key, *val, *eq;
 	size_t		 i, n;
-	int		 lineno = 0;
+	int		 lineno = 0, listen_line = 0;
 	const struct conf_key *k;
 
 	while (p < end) {
@@ -714,8 +793,10 @@ conf_parse(struct conf *c, const char *name, const char *text, size_t len,
 			snprintf(err, errsz, "%s:%d: %s", name, lineno, msg);
 			return -1;
 		}
+		if (k->type == T_LISTEN)
+			listen_line = lineno;
 	}
-	if (conf_check(c, name, err, errsz) == -1)
+	if (conf_check(c, name, listen_line, err, errsz) == -1)
 		return -1;
 	return 0;
 }
@@ -767,9 +848,56 @@ conf_check_nodes(const char *list, const char *name, char *err,
 	}
 }
 
-/* Check the settings that depend on one another. */
+/*
+ * Check a TCP listen (at line of file name): every local user can
+ * connect to any TCP socket, loopback included, and other hosts to one
+ * beyond loopback, so it needs frontend_secret_file, and beyond loopback
+ * allow_peers too.
+ */
 static int
-conf_check(const struct conf *c, const char *name, char *err, size_t errsz)
+check_tcp_listen(const struct conf *c, const char *name, int line,
+    char *err, size_t errsz)
+{
+	int	 local = conf_listen_is_loopback(c->listen);
+
+	if (!local && c->allow_peers == NULL && c->frontend_secret == NULL) {
+		snprintf(err, errsz, "%s:%d: listen = %s accepts connections "
+		    "from other hosts and from every local user, and whoever "
+		    "connects chooses the principal: list the web servers in "
+		    "allow_peers (e.g. allow_peers = 10.0.0.5, 10.0.0.6) and "
+		    "set frontend_secret_file to a secret they send, or use "
+		    "listen = unix:/run/idemorders/idemorders.sock", name,
+		    line, c->listen);
+		return -1;
+	}
+	if (c->frontend_secret == NULL) {
+		snprintf(err, errsz, "%s:%d: listen = %s is a TCP socket: every "
+		    "local user can connect to it, and whoever connects chooses "
+		    "the principal: set frontend_secret_file to a secret the "
+		    "web server sends (httpd-conf/*-frontend-secret.conf), or "
+		    "use listen = unix:/run/idemorders/idemorders.sock with "
+		    "socket_group set to the web server's group", name, line,
+		    c->listen);
+		return -1;
+	}
+	if (!local && c->allow_peers == NULL) {
+		snprintf(err, errsz, "%s:%d: listen = %s accepts connections "
+		    "from other hosts, and whoever connects chooses the "
+		    "principal: list the web servers in allow_peers (e.g. "
+		    "allow_peers = 10.0.0.5, 10.0.0.6), or listen on 127.0.0.1",
+		    name, line, c->listen);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Check the settings that depend on one another; listen_line is the
+ * line that set listen (0: none).
+ */
+static int
+conf_check(const struct conf *c, const char *name, int listen_line,
+    char *err, size_t errsz)
 {
 	char	 a[32], b[32];
 
@@ -792,14 +920,8 @@ conf_check(const struct conf *c, const char *name, char *err, size_t errsz)
 		return -1;
 	}
 	if (c->listen != NULL && strncmp(c->listen, "unix:", 5) != 0 &&
-	    !conf_listen_is_loopback(c->listen) && c->allow_peers == NULL) {
-		snprintf(err, errsz, "%s: listen %s accepts connections from "
-		    "other hosts, and whoever connects chooses the principal: "
-		    "list the web servers in allow_peers (e.g. allow_peers = "
-		    "10.0.0.5, 10.0.0.6), or listen on 127.0.0.1", name,
-		    c->listen);
+	    check_tcp_listen(c, name, listen_line, err, errsz) == -1)
 		return -1;
-	}
 
 	if (c->tombstone_retention_ms != 0 &&
 	    c->tombstone_retention_ms < c->key_retention_ms) {

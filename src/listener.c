@@ -18,6 +18,7 @@
 #include "listener.h"
 #include "log.h"
 #include "peers.h"
+#include "unix_diag.h"
 
 #define LISTEN_BACKLOG		1024
 #define SD_LISTEN_FDS_START	3	/* the first socket-activation fd */
@@ -303,48 +304,107 @@ is_listening(int fd)
 }
 
 /*
- * Refuse a TCP socket that other hosts can reach unless allow_peers says
- * who may connect: whoever connects chooses the principal.  Checked on
- * the socket itself, so that an inherited one is judged too.
+ * Refuse a TCP socket unless frontend_secret_file is set (every local
+ * user can connect to any TCP socket, loopback included) and, when
+ * other hosts can reach it, allow_peers says which may: whoever
+ * connects chooses the principal.  Checked on the socket itself, so that
+ * an inherited one is judged too; how names it for the log.  Returns 1
+ * when the socket is TCP (served on the strength of the secret).
  */
-static void
-check_tcp_exposure(const struct conf *conf, int fd)
+static int
+check_tcp_exposure(const struct conf *conf, int fd, const char *how)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 len = sizeof(ss);
 	struct in6_addr		 a;
+	char			 host[NI_MAXHOST], port[NI_MAXSERV];
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
 		fatal("getsockname");
 	if (peers_of_sockaddr((struct sockaddr *)&ss, len, &a) == -1)
-		return;
+		return 0;
+	if (getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), port,
+	    sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		snprintf(host, sizeof(host), "?");
 	if (!peers_is_loopback(&a) && conf->allow_peers == NULL)
-		fatalx("the listening socket accepts TCP connections from "
-		    "other hosts, and whoever connects chooses the principal: "
-		    "set allow_peers to the web servers' addresses");
+		fatalx("%s accepts TCP connections from other hosts (it "
+		    "listens on %s port %s), and whoever connects chooses the "
+		    "principal: set allow_peers to the web servers' addresses%s",
+		    how, host, port, conf->frontend_secret == NULL ?
+		    ", and frontend_secret_file to a secret they send" : "");
+	if (conf->frontend_secret == NULL)
+		fatalx("%s is a TCP socket: every local user can connect to it "
+		    "(it listens on %s port %s), and whoever connects chooses "
+		    "the principal: set frontend_secret_file to a secret the "
+		    "web server sends, or pass a unix socket with mode 0660 "
+		    "and the web server's group", how, host, port);
+	return 1;
+}
+
+/*
+ * The permission bits of the file the unix socket fd is bound to at
+ * path, read from that file only when it is the socket's own (its
+ * device and inode, asked of the socket: unix_diag_file()).  A relative
+ * path is relative to the directory of whoever bound the socket, which
+ * need not be ours (lighttpd's bin-path spawns from another).  Returns
+ * NULL with *mode set, or why the file cannot be judged.
+ */
+static const char *
+socket_file_mode(int fd, const char *path, mode_t *mode)
+{
+	struct stat	 st;
+	dev_t		 dev;
+	ino_t		 ino;
+
+	if (stat(path, &st) == -1) {
+		if (path[0] != '/')
+			return "that relative name leads to no file from this "
+			    "directory (a spawner that binds it and then "
+			    "changes directory, as lighttpd's bin-path does)";
+		return "no file is at that path from here";
+	}
+	if (unix_diag_file(fd, &dev, &ino) == -1) {
+		if (path[0] != '/')
+			return "the kernel cannot say which file the socket is "
+			    "bound to (unix_diag), so a relative name cannot "
+			    "be checked";
+		log_warn("cannot ask the kernel which file the socket at %s "
+		    "is bound to (load the unix_diag module); judging the "
+		    "file at that path", path);
+	} else if (st.st_dev != dev || st.st_ino != ino)
+		return path[0] != '/' ? "that relative name leads to another "
+		    "file from this directory (a spawner that binds it and "
+		    "then changes directory, as lighttpd's bin-path does)" :
+		    "the file at that path is not the socket's own (it was "
+		    "replaced)";
+	*mode = st.st_mode;
+	return NULL;
 }
 
 /*
  * Refuse an inherited unix socket that every local user can connect to
- * (an abstract one, or a path with write permission for others) unless
+ * (an abstract one, or a file with write permission for others), or
+ * whose own file cannot be found to say who may connect, unless
  * frontend_secret_file is set: whoever connects chooses the principal.
  * how names where the socket came from, for the log.  Only a check: it
- * reads the mode of the socket's path.
+ * reads the mode of the socket's file.  Returns 1 when the socket is
+ * served on the strength of the secret.
  */
-static void
+static int
 check_unix_exposure(const struct conf *conf, int fd, const char *how)
 {
 	struct sockaddr_un	 sun;
-	struct stat		 st;
 	socklen_t		 len = sizeof(sun);
+	mode_t			 mode;
 	size_t			 n;
+	const char		*why;
 	char			 path[sizeof(sun.sun_path) + 1];
 
 	memset(&sun, 0, sizeof(sun));
 	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1)
 		fatal("getsockname");
 	if (sun.sun_family != AF_UNIX)
-		return;
+		return 0;
 	n = len > offsetof(struct sockaddr_un, sun_path) ?
 	    len - offsetof(struct sockaddr_un, sun_path) : 0;
 	if (n > sizeof(sun.sun_path))
@@ -361,30 +421,36 @@ check_unix_exposure(const struct conf *conf, int fd, const char *how)
 		log_info("%s is an abstract unix socket that every local "
 		    "user can connect to; the frontend secret keeps out "
 		    "whoever does not send it", how);
-		return;
+		return 1;
 	}
 	memcpy(path, sun.sun_path, n);
 	path[n] = '\0';
-	if (stat(path, &st) == -1) {
-		if (errno != ENOENT)
-			fatal("%s: cannot check who may connect to %s", how,
-			    path);
-		log_info("%s: %s no longer exists; only processes that hold "
-		    "the socket can connect", how, path);
-		return;
+	why = socket_file_mode(fd, path, &mode);
+	if (why != NULL) {
+		if (conf->frontend_secret == NULL)
+			fatalx("%s is bound to %s, and %s: serve cannot tell "
+			    "who may connect to it, and whoever connects "
+			    "chooses the principal; pass a socket bound to an "
+			    "absolute path (lighttpd: an absolute \"socket\"), "
+			    "mode 0660 and the web server's group, or set "
+			    "frontend_secret_file", how, path, why);
+		log_info("%s is bound to %s, and %s; the frontend secret keeps "
+		    "out whoever does not send it", how, path, why);
+		return 1;
 	}
-	if (!S_ISSOCK(st.st_mode) || (st.st_mode & S_IWOTH) == 0)
-		return;
+	if ((mode & S_IWOTH) == 0)
+		return 0;
 	if (conf->frontend_secret == NULL)
 		fatalx("%s is %s with mode %04o: every local user can connect "
 		    "to it, and whoever connects chooses the principal; give "
 		    "it mode 0660 and the web server's group (a .socket "
 		    "unit's SocketMode=0660 and SocketGroup=, spawn-fcgi -M "
 		    "0660 -G), or set frontend_secret_file", how, path,
-		    (unsigned int)(st.st_mode & 07777));
+		    (unsigned int)(mode & 07777));
 	log_info("%s is %s with mode %04o, which every local user can "
 	    "connect to; the frontend secret keeps out whoever does not send "
-	    "it", how, path, (unsigned int)(st.st_mode & 07777));
+	    "it", how, path, (unsigned int)(mode & 07777));
+	return 1;
 }
 
 /*
@@ -397,7 +463,8 @@ check_unix_exposure(const struct conf *conf, int fd, const char *how)
 void
 listener_open(struct listener *l, const struct conf *conf, uid_t runas)
 {
-	int	 fd;
+	const char	*how;
+	int		 fd;
 
 	memset(l, 0, sizeof(*l));
 	fd = activated_socket();
@@ -409,23 +476,27 @@ listener_open(struct listener *l, const struct conf *conf, uid_t runas)
 			log_info("socket activation: serving fd %d; \"listen = "
 			    "%s\" is not used", fd, conf->listen);
 		l->activated = 1;
-		check_unix_exposure(conf, fd, "the socket passed by socket "
-		    "activation");
+		how = "the socket passed by socket activation";
+		l->needs_secret = check_unix_exposure(conf, fd, how);
 	} else if (conf->listen == NULL) {
 		if (!is_listening(0))
 			fatalx("no \"listen\" in the configuration and fd 0 is "
 			    "not a listening socket");
 		fd = 0;
-		check_unix_exposure(conf, fd, "the socket on fd 0");
+		how = "the socket on fd 0";
+		l->needs_secret = check_unix_exposure(conf, fd, how);
 	} else if (strncmp(conf->listen, "unix:", 5) == 0) {
 		fd = open_unix(conf, conf->listen + 5, runas);
 		note_unix(l, conf->listen + 5);
 		l->ours = 1;
+		how = "the configured socket";
 	} else {
 		fd = open_tcp(conf->listen);
 		l->ours = 1;
+		how = "the configured socket";
 	}
-	check_tcp_exposure(conf, fd);
+	if (check_tcp_exposure(conf, fd, how))
+		l->needs_secret = 1;
 	/* Workers wait in ppoll(); a lost accept race must not block. */
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1)
 		fatal("fcntl");

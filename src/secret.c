@@ -13,6 +13,44 @@
 #define PASSWORD_MAX	4096	/* bytes of a db_password_file */
 
 /*
+ * A frontend secret's characters: those of hex, base64 and base64url,
+ * which a web server's configuration string (Apache SetEnv "...",
+ * lighttpd "...") holds as they are: no blank, quote, backslash or $.
+ */
+static const char secret_chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    "-._~+/=";
+
+/*
+ * Check one line of a frontend secret file: at least
+ * SECRET_FRONTEND_MIN characters, every one of secret_chars[].  err
+ * names the file and the line, never the secret.
+ */
+static int
+check_frontend_secret(const char *path, int line, const char *s, char *err,
+    size_t errsz)
+{
+	size_t	 n = strlen(s);
+
+	if (strspn(s, secret_chars) != n) {
+		snprintf(err, errsz, "line %d of %s holds a character other "
+		    "than a letter, a digit or - . _ ~ + / = (a frontend "
+		    "secret is at least %d of those; make one with: head -c "
+		    "32 /dev/urandom | od -An -tx1 | tr -d ' \\n')", line,
+		    path, SECRET_FRONTEND_MIN);
+		return -1;
+	}
+	if (n < SECRET_FRONTEND_MIN) {
+		snprintf(err, errsz, "line %d of %s has %zu characters; it "
+		    "needs at least %d (letters, digits, - . _ ~ + / =): make "
+		    "one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d "
+		    "' \\n'", line, path, n, SECRET_FRONTEND_MIN);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Read a password file whole: one trailing newline (LF or CRLF) is not
  * part of the password; any other line break (but one LF or CRLF when
  * maxlines is 2), a NUL byte, an empty file or one over PASSWORD_MAX
@@ -107,6 +145,8 @@ out:
  * break: the first line (cut in place in text) is the current secret,
  * the one the web server sends; the second, *prev (the caller's, NULL
  * without one), the previous secret, accepted too during a rotation.
+ * Each is at least SECRET_FRONTEND_MIN characters of hex, base64 or
+ * base64url (check_frontend_secret()).
  */
 int
 secret_split(const char *path, char *text, char **prev, char *err,
@@ -141,6 +181,10 @@ secret_split(const char *path, char *text, char **prev, char *err,
 		    "line", path);
 		goto fail;
 	}
+	if (check_frontend_secret(path, 1, text, err, errsz) == -1 ||
+	    (second != NULL &&
+	    check_frontend_secret(path, 2, second, err, errsz) == -1))
+		goto fail;
 	if (second != NULL) {
 		*prev = strdup(second);
 		if (*prev == NULL) {

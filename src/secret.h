@@ -9,6 +9,9 @@
 
 #include <stddef.h>
 
+/* The shortest frontend secret accepted: 128 bits as hex. */
+#define SECRET_FRONTEND_MIN	32
+
 int	secret_read_file(const char *, int, char **, char *, size_t);
 int	secret_split(const char *, char *, char **, char *, size_t);
 

@@ -405,6 +405,16 @@ reload(const char *path, struct conf **confp, struct pool *pool)
 		free(nc);
 		return;
 	}
+	if (pool->listener.needs_secret && nc->frontend_secret == NULL) {
+		log_warnx("reload failed, keeping the running configuration: "
+		    "%s has no frontend_secret_file, and the socket being "
+		    "served lets whoever connects without the secret choose "
+		    "the principal (a TCP socket, or a unix socket every user "
+		    "can connect to)", path);
+		conf_clear(nc);
+		free(nc);
+		return;
+	}
 	keep_socket_settings(nc, old);
 	log_set_facility(nc->log_facility);
 	log_set_json(nc->log_format == LOG_FORMAT_JSON);

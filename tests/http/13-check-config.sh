@@ -50,6 +50,33 @@ rc=$?
 [[ $out == *"database: Can't connect"*"(2002)"* ]] &&
     ok "nothing listening: the failed connect and its number" ||
     fail "nothing listening: message" "printed '$out'"
+# --- who may connect and what a request can claim: refused by check-config
+# as by serve, with the line and what to do -------------------------------
+
+# refused NAME WANT FILE: check-config of FILE exits 2 printing WANT.
+refused() {
+	local out rc
+	out=$(timeout 20 "$IDEMORDERS_BIN" check-config -c "$3" 2>&1)
+	rc=$?
+	[[ $rc == 2 && $out =~ $2 ]] && ok "check-config refuses $1: $(head -c 200 <<<"$out")" ||
+	    fail "check-config: $1" "exit $rc (want 2 and /$2/): $(head -c 300 <<<"$out")"
+}
+
+conf_with "$T_TMP/tcp.conf" "db_password=x" "listen=127.0.0.1:9000"
+grep -v '^frontend_secret_file' "$T_TMP/tcp.conf" >"$T_TMP/tcp-nosecret.conf"
+line=$(grep -n '^listen = 127' "$T_TMP/tcp-nosecret.conf" | cut -d: -f1)
+refused "a loopback TCP listen without frontend_secret_file" \
+    "tcp-nosecret.conf:$line: listen = 127.0.0.1:9000 is a TCP socket: every local user can connect to it.*set frontend_secret_file" \
+    "$T_TMP/tcp-nosecret.conf"
+conf_with "$T_TMP/pvar.conf" "principal_var=PATH_INFO"
+refused "principal_var = PATH_INFO" "principal_var may not be PATH_INFO" "$T_TMP/pvar.conf"
+conf_with "$T_TMP/svar.conf" "frontend_secret_var=SERVER_NAME"
+refused "frontend_secret_var = SERVER_NAME" "frontend_secret_var may not be SERVER_NAME" "$T_TMP/svar.conf"
+printf 'short\n' >"$T_TMP/short.secret"
+chmod 0600 "$T_TMP/short.secret"
+conf_with "$T_TMP/weak.conf" "frontend_secret_file=$T_TMP/short.secret"
+refused "a 5-character frontend secret" "short.secret has 5 characters; it needs at least 32" "$T_TMP/weak.conf"
+
 # --- the command line: 2 for a usage or configuration error --------------
 
 # cli NAME WANT_RC WANT_TEXT ARGS...: run idemorders ARGS (at most 10 s,

@@ -2,10 +2,13 @@
 # The FastCGI socket is the identity boundary (CONTRACT.md §2): the pool
 # runs as its own user, never as root; the unix socket is 0660 with the
 # web server's group from the moment it exists; a path that is not a
-# socket is never replaced; world-writable modes, TCP reachable from
-# other hosts without allow_peers, and HTTP_* principal variables are
-# refused; allow_peers is enforced on accept; and the frontend secret
-# keeps out a local process that talks to the socket itself.  About 20 s.
+# socket is never replaced; world-writable modes, any TCP listen without
+# frontend_secret_file (loopback included) and one reachable from other
+# hosts without allow_peers, a principal_var other than REMOTE_USER, a
+# frontend_secret_var the web server fills itself and a weak frontend
+# secret are refused; allow_peers is enforced on accept; and the frontend
+# secret keeps out a local process that talks to the socket itself, on a
+# unix or a loopback TCP socket.  About 30 s.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -134,6 +137,31 @@ refuse "TCP on 0.0.0.0 without allow_peers" "list the web servers in allow_peers
     "listen = 0.0.0.0:$PORT" "user = $POOL_USER"
 refuse "principal_var = HTTP_X_REMOTE_USER" "may not be an HTTP_\* variable" \
     "listen = unix:$psock" "user = $POOL_USER" "principal_var = HTTP_X_REMOTE_USER"
+refuse "TCP on 127.0.0.1 without frontend_secret_file" \
+    "listen = 127.0.0.1:$PORT is a TCP socket: every local user can connect to it.*set frontend_secret_file" \
+    "listen = 127.0.0.1:$PORT" "user = $POOL_USER"
+refuse "TCP on 0.0.0.0 with allow_peers, without frontend_secret_file" \
+    "listen = 0.0.0.0:$PORT is a TCP socket: every local user can connect to it.*set frontend_secret_file" \
+    "listen = 0.0.0.0:$PORT" "allow_peers = 127.0.0.1" "user = $POOL_USER"
+refuse "principal_var = QUERY_STRING (the client's query)" \
+    "principal_var may not be QUERY_STRING.*REMOTE_USER" \
+    "listen = unix:$psock" "user = $POOL_USER" "principal_var = QUERY_STRING"
+refuse "frontend_secret_var = CONTENT_TYPE (a request header's value)" \
+    "frontend_secret_var may not be CONTENT_TYPE" \
+    "listen = unix:$psock" "user = $POOL_USER" "frontend_secret_var = CONTENT_TYPE"
+printf 'x\n' >"$priv/weak.secret"
+chmod 0640 "$priv/weak.secret"
+refuse "a one-byte frontend secret" "line 1 of $priv/weak.secret has 1 characters; it needs at least 32" \
+    "listen = unix:$psock" "user = $POOL_USER" "frontend_secret_file = $priv/weak.secret"
+printf '%40s\n' '' >"$priv/blank.secret"
+chmod 0640 "$priv/blank.secret"
+refuse "a frontend secret of 40 spaces" "line 1 of $priv/blank.secret holds a character other than" \
+    "listen = unix:$psock" "user = $POOL_USER" "frontend_secret_file = $priv/blank.secret"
+# The secret the stack generated (as the documented generator makes it)
+# meets the rule: 64 hex digits.
+[[ $(head -n 1 "$RUNDIR/frontend.secret") =~ ^[0-9a-f]{64}$ ]] &&
+    ok "the stack's generated frontend secret: 64 hex digits" ||
+    fail "the stack's frontend secret" "$(head -n 1 "$RUNDIR/frontend.secret" | wc -c) bytes, not 64 hex digits"
 echo "precious" >"$priv/notasock"
 refuse "a regular file at the socket path" "exists and is not a socket" \
     "listen = unix:$priv/notasock" "user = $POOL_USER"
@@ -166,11 +194,13 @@ fi
 
 # --- allow_peers on accept ----------------------------------------------------
 
-# serve_tcp PEERS: a private pool on 0.0.0.0:PORT allowing PEERS.
+# serve_tcp PEERS [HOST]: a private pool on HOST:PORT (0.0.0.0) allowing
+# PEERS (none: empty), with the stack's frontend secret.
 serve_tcp() {
 	{
-		echo "listen = 0.0.0.0:$PORT"
-		echo "allow_peers = $1"
+		echo "listen = ${2:-0.0.0.0}:$PORT"
+		[[ -z $1 ]] || echo "allow_peers = $1"
+		echo "frontend_secret_file = $RUNDIR/frontend.secret"
 		echo "user = $POOL_USER"
 		echo "workers = 1"
 		db_lines
@@ -199,6 +229,19 @@ stop_tcp
 serve_tcp "192.0.2.10, 127.0.0.1"
 FCGI_SOCKET=127.0.0.1:$PORT fcgi_req GET "$MOUNT/_health"
 expect_status 200 "allow_peers with 127.0.0.1"
+stop_tcp
+
+# --- a loopback TCP listen: every local user can connect, the secret keeps
+# out whoever does not send it ---------------------------------------------
+
+serve_tcp "" 127.0.0.1
+FCGI_SOCKET=127.0.0.1:$PORT fcgi_req GET "$MOUNT/_health"
+expect_status 200 "listen = 127.0.0.1 with frontend_secret_file: the web server's request"
+out=$(runuser -u nobody -- env -i REQUEST_METHOD=GET REQUEST_URI="$MOUNT/o-1" \
+    REMOTE_USER=alice timeout 10 cgi-fcgi -bind -connect "127.0.0.1:$PORT" 2>&1)
+[[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
+    ok "nobody on the loopback TCP socket without the secret: 403" ||
+    fail "nobody on the loopback TCP socket" "$(printf '%s' "$out" | head -c 300)"
 stop_tcp
 
 finish

@@ -5,9 +5,15 @@
 # @name) or on fd 0 (spawn-fcgi -M 0666) that every local user can
 # connect to is refused, with a log line naming what allows it, unless
 # frontend_secret_file is set; then the secret keeps out whoever connects
-# without it.  An inherited TCP socket that other hosts can reach needs
-# allow_peers, as a configured one does.  The sockets lighttpd's bin-path and mod_fcgid create still
-# serve.  About 20 s.
+# without it.  An inherited TCP socket needs frontend_secret_file, as a
+# configured one does (every local user can connect to 127.0.0.1), and
+# allow_peers when other hosts can reach it; a reload may not drop the
+# secret it is served on.  A socket bound to a relative name by a
+# spawner that then changed directory is judged by its own file (the
+# kernel's unix_diag), not by what that name leads to from the pool's
+# directory; when its file cannot be found, only the secret lets it
+# serve.  The sockets lighttpd's bin-path and mod_fcgid create still
+# serve.  About 40 s.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 # shellcheck source=tests/lib/pool.sh
@@ -154,8 +160,134 @@ os.execv(binary, [binary, "serve", "-c", conf])
 EOF
 tpid=$!
 PIDS+=("$tpid")
-WANT_REFUSAL='accepts TCP connections from other hosts.*set allow_peers' \
+WANT_REFUSAL='accepts TCP connections from other hosts.*allow_peers' \
     judge_refusal "a TCP socket on 0.0.0.0 on fd 0" "$tpid" "$priv/tcp.log"
+
+# --- fd 0: a TCP socket on loopback: every local user can connect ------------------
+
+# on_fd0_tcp HOST PORT CONF LOG: the pool with a listening TCP socket on
+# HOST:PORT on fd 0 (spawn-fcgi -a 127.0.0.1 -p PORT).  Sets FD0_PID.
+on_fd0_tcp() {
+	setsid /usr/bin/python3 - "$1" "$2" "$IDEMORDERS_BIN" "$3" <<'EOF' >"$4" 2>&1 &
+import os, socket, sys
+host, port, binary, conf = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((host, port))
+s.listen(16)
+os.dup2(s.fileno(), 0)
+os.execv(binary, [binary, "serve", "-c", conf])
+EOF
+	FD0_PID=$!
+	PIDS+=("$FD0_PID")
+}
+
+on_fd0_tcp 127.0.0.1 "$TPORT" "$priv/plain.conf" "$priv/tcp-lo.log"
+sleep 1
+out=$(as_nobody "127.0.0.1:$TPORT")
+[[ $out != *"Status: "* ]] && ok "nobody on a loopback TCP socket on fd 0 is not answered" ||
+    fail "nobody on the loopback TCP socket on fd 0" "answered: $(printf '%s' "$out" | head -n 1)"
+WANT_REFUSAL='is a TCP socket: every local user can connect to it.*set frontend_secret_file' \
+    judge_refusal "a TCP socket on 127.0.0.1 on fd 0" "$FD0_PID" "$priv/tcp-lo.log"
+
+# With the secret: served, and nobody without it is answered 403.
+cp "$priv/secret.conf" "$priv/tcp-secret.conf"
+on_fd0_tcp 127.0.0.1 "$TPORT" "$priv/tcp-secret.conf" "$priv/tcp-lo-secret.log"
+wait_until 10 grep -q serving "$priv/tcp-lo-secret.log"
+FCGI_SOCKET=127.0.0.1:$TPORT fcgi_req GET "$MOUNT/_health"
+expect_status 200 "a loopback TCP socket on fd 0 with frontend_secret_file: health with the secret"
+out=$(as_nobody "127.0.0.1:$TPORT")
+[[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
+    ok "nobody on it without the secret: 403" ||
+    fail "nobody on the secret-guarded TCP socket" "$(printf '%s' "$out" | head -c 200)"
+# A reload may not drop the secret the socket is served on.
+cp "$priv/plain.conf" "$priv/tcp-secret.conf"
+kill -HUP "$FD0_PID"
+wait_until 10 grep -q 'reload failed.*has no frontend_secret_file' "$priv/tcp-lo-secret.log" &&
+    ok "SIGHUP with the secret removed: $(grep -o 'reload failed.*' "$priv/tcp-lo-secret.log" | head -c 160)" ||
+    fail "reload without the secret" "$(tail -n 2 "$priv/tcp-lo-secret.log" | tr '\n' ' ')"
+out=$(as_nobody "127.0.0.1:$TPORT")
+[[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
+    ok "after that reload, nobody without the secret still gets 403" ||
+    fail "nobody after the refused reload" "$(printf '%s' "$out" | head -c 200)"
+kill -TERM "$FD0_PID"
+wait_until 20 eval '! alive '"$FD0_PID"
+
+# --- fd 0: a socket bound to a relative path by a spawner that then -------------
+# changes directory (as lighttpd's bin-path does): the name getsockname()
+# gives is relative to a directory the pool is not in.  Only the socket
+# itself can say who may connect; when its file cannot be found from
+# here, it is treated as world-connectable.
+
+# on_fd0_rel BINDDIR NAME MODE RUNDIR CONF LOG: bind NAME in BINDDIR with
+# MODE, change to RUNDIR, start the pool with the socket on fd 0.
+on_fd0_rel() {
+	setsid /usr/bin/python3 - "$@" "$IDEMORDERS_BIN" <<'EOF' >"$6" 2>&1 &
+import os, socket, sys
+binddir, name, mode, rundir, conf, log, binary = sys.argv[1:8]
+os.chdir(binddir)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(name)
+os.chmod(name, int(mode, 8))
+s.listen(16)
+os.chdir(rundir)
+os.dup2(s.fileno(), 0)
+os.execv(binary, [binary, "serve", "-c", conf])
+EOF
+	FD0_PID=$!
+	PIDS+=("$FD0_PID")
+}
+
+rel=$priv/rel
+install -d -m 0755 "$rel/bound" "$rel/elsewhere"
+WANT_REL='cannot tell who may connect.*set frontend_secret_file'
+
+# 0666 in bound/, the pool in elsewhere/ where no such name exists.
+on_fd0_rel "$rel/bound" fd0.sock 0666 "$rel/elsewhere" "$priv/plain.conf" "$priv/rel1.log"
+wait_until 10 eval '[[ -S '"$rel/bound/fd0.sock"' ]]'
+sleep 0.5
+out=$(as_nobody "$rel/bound/fd0.sock")
+[[ $out != *"Status: "* ]] && ok "nobody on a relative 0666 socket (spawner changed directory) is not answered" ||
+    fail "nobody on the relative 0666 socket" "answered: $(printf '%s' "$out" | head -n 1)"
+WANT_REFUSAL=$WANT_REL judge_refusal "relative 0666 socket, not found from the pool's directory" \
+    "$FD0_PID" "$priv/rel1.log"
+
+# The same, with a 0660 socket of that name where the pool runs: a lookup
+# by name finds the wrong file; the socket's own file is what counts.
+rm -f "$rel/bound/fd0.sock"
+/usr/bin/python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o660)' \
+    "$rel/elsewhere/fd0.sock"
+on_fd0_rel "$rel/bound" fd0.sock 0666 "$rel/elsewhere" "$priv/plain.conf" "$priv/rel2.log"
+wait_until 10 eval '[[ -S '"$rel/bound/fd0.sock"' ]]'
+sleep 0.5
+out=$(as_nobody "$rel/bound/fd0.sock")
+[[ $out != *"Status: "* ]] && ok "nobody on a relative 0666 socket beside a 0660 decoy is not answered" ||
+    fail "nobody on the relative 0666 socket beside a decoy" "answered: $(printf '%s' "$out" | head -n 1)"
+WANT_REFUSAL=$WANT_REL judge_refusal "relative 0666 socket, another 0660 socket of that name where the pool runs" \
+    "$FD0_PID" "$priv/rel2.log"
+
+# A relative 0660 socket the pool can find (no change of directory): served.
+rm -f "$rel/bound/fd0.sock"
+on_fd0_rel "$rel/bound" fd0.sock 0660 "$rel/bound" "$priv/plain.conf" "$priv/rel3.log"
+wait_until 10 grep -q serving "$priv/rel3.log"
+FCGI_SOCKET=$rel/bound/fd0.sock fcgi_req GET "$MOUNT/_health"
+expect_status 200 "a relative 0660 socket found where the pool runs"
+kill -TERM "$FD0_PID"
+wait_until 20 eval '! alive '"$FD0_PID"
+
+# The relative 0666 socket with frontend_secret_file: served, guarded.
+rm -f "$rel/bound/fd0.sock"
+on_fd0_rel "$rel/bound" fd0.sock 0666 "$rel/elsewhere" "$priv/secret.conf" "$priv/rel4.log"
+wait_until 10 grep -q serving "$priv/rel4.log"
+FCGI_SOCKET=$rel/bound/fd0.sock fcgi_req GET "$MOUNT/_health"
+expect_status 200 "a relative 0666 socket with frontend_secret_file: health with the secret"
+out=$(as_nobody "$rel/bound/fd0.sock")
+[[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
+    ok "nobody on it without the secret: 403" ||
+    fail "nobody on the relative secret-guarded socket" "$(printf '%s' "$out" | head -c 200)"
+kill -TERM "$FD0_PID"
+wait_until 20 eval '! alive '"$FD0_PID"
 
 # --- allowed: the same 0666 activated socket with frontend_secret_file ----------
 

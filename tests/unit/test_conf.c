@@ -80,7 +80,7 @@ test_every_key(void)
 	    "log_level = debug\n"
 	    "log = syslog\n"
 	    "mount = /shop/orders\n"
-	    "principal_var = AUTH_USER\n"
+	    "principal_var = REDIRECT_REMOTE_USER\n"
 	    "max_body_bytes = 128k\n"
 	    "db_host = db.example\n"
 	    "db_port = 3307\n"
@@ -117,7 +117,7 @@ test_every_key(void)
 	CU_ASSERT_EQUAL(c.log_level, LOG_DEBUG);
 	CU_ASSERT_EQUAL(c.log_syslog, 1);
 	CU_ASSERT_STRING_EQUAL(c.mount, "/shop/orders");
-	CU_ASSERT_STRING_EQUAL(c.principal_var, "AUTH_USER");
+	CU_ASSERT_STRING_EQUAL(c.principal_var, "REDIRECT_REMOTE_USER");
 	CU_ASSERT_EQUAL(c.max_body_bytes, 128 * 1024);
 	CU_ASSERT_STRING_EQUAL(c.db_host, "db.example");
 	CU_ASSERT_EQUAL(c.db_port, 3307);
@@ -223,9 +223,10 @@ static const struct bad_case bad[] = {
 	{ "db_host = a:x\n", "db_host node 1: the port must be" },
 	{ "db_host = a,,b\n", "db_host node 2 is empty" },
 	{ "socket_mode = 0662\n", "socket_mode 0662 lets every local user" },
-	{ "listen = 0.0.0.0:9000\n", "listen 0.0.0.0:9000 accepts connections "
+	{ "listen = 0.0.0.0:9000\n", "listen = 0.0.0.0:9000 accepts connections "
 	    "from other hosts" },
 	{ "listen = [::]:9000\n", "list the web servers in allow_peers" },
+	{ "listen = [::]:9000\n", "and set frontend_secret_file" },
 	{ "listen = db.example:9000\n", "list the web servers in allow_peers" },
 	{ "listen = unix:/run/x.sock\nallow_peers = 10.0.0.5\n",
 	    "allow_peers applies to a TCP listen" },
@@ -272,6 +273,10 @@ test_whitespace_and_comments(void)
 	CU_ASSERT_EQUAL(c.workers, 3);
 	conf_clear(&c);
 }
+
+/* A secret as the documented generator makes it: 64 hex digits. */
+#define SECRET_64 \
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /* Write text to a fresh temporary file; path receives its name. */
 static void
@@ -414,7 +419,8 @@ test_long_listen_host(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "host is longer than 255 bytes"));
 	conf_clear(&c);
 	CU_ASSERT_EQUAL(parse(&c, "listen = [::1]:9000\n", err,
-	    sizeof(err)), 0);
+	    sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "set frontend_secret_file"));
 	conf_clear(&c);
 }
 
@@ -422,14 +428,20 @@ static void
 test_peers(void)
 {
 	struct conf	 c;
-	char		 err[256];
+	char		 err[256], text[512];
+	char		 path[] = "/tmp/idemorders-fs-XXXXXX";
 
-	CU_ASSERT_EQUAL(parse(&c, "listen = 0.0.0.0:9000\n"
-	    "allow_peers = 10.0.0.5, 10.0.0.6\n", err, sizeof(err)), 0);
+	write_temp(path, SECRET_64 "\n", 65);
+	snprintf(text, sizeof(text), "listen = 0.0.0.0:9000\n"
+	    "allow_peers = 10.0.0.5, 10.0.0.6\n"
+	    "frontend_secret_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
 	conf_clear(&c);
-	CU_ASSERT_EQUAL(parse(&c, "listen = 127.0.0.1:9000\n", err,
-	    sizeof(err)), 0);
+	snprintf(text, sizeof(text), "listen = 127.0.0.1:9000\n"
+	    "frontend_secret_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
 	conf_clear(&c);
+	remove(path);
 	CU_ASSERT_TRUE(conf_listen_is_loopback("127.0.0.1:9000"));
 	CU_ASSERT_TRUE(conf_listen_is_loopback("127.1.2.3:9000"));
 	CU_ASSERT_TRUE(conf_listen_is_loopback("[::1]:9000"));
@@ -463,6 +475,9 @@ test_frontend_secret(void)
  * web server has the new one.  Three lines, an empty line or a stray
  * CR are refused.
  */
+#define NEW	"new-4f1c2a9b8e7d6c5b4a39281706f5e4d3c2b1a0"
+#define OLD	"old-0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2"
+
 static void
 test_frontend_secret_rotation(void)
 {
@@ -471,18 +486,21 @@ test_frontend_secret_rotation(void)
 		const char	*cur, *prev;	/* NULL cur: refused */
 		const char	*err;
 	} t[] = {
-		{ "new\nold\n", "new", "old", NULL },
-		{ "new\r\nold\r\n", "new", "old", NULL },
-		{ "new\nold", "new", "old", NULL },
-		{ "only\n", "only", NULL, NULL },
-		{ "a\nb\nc\n", NULL, NULL, "more than two lines" },
-		{ "\nold\n", NULL, NULL, "empty line" },
-		{ "new\n\n", NULL, NULL, "empty line" },
-		{ "new\nold\n\n", NULL, NULL, "more than two lines" },
-		{ "ne\rw\nold\n", NULL, NULL, "carriage return" },
+		{ NEW "\n" OLD "\n", NEW, OLD, NULL },
+		{ NEW "\r\n" OLD "\r\n", NEW, OLD, NULL },
+		{ NEW "\n" OLD, NEW, OLD, NULL },
+		{ NEW "\n", NEW, NULL, NULL },
+		{ NEW "\n" OLD "\n" NEW "\n", NULL, NULL,
+		    "more than two lines" },
+		{ "\n" OLD "\n", NULL, NULL, "empty line" },
+		{ NEW "\n\n", NULL, NULL, "empty line" },
+		{ NEW "\n" OLD "\n\n", NULL, NULL, "more than two lines" },
+		{ "ne\rw" NEW "\n" OLD "\n", NULL, NULL, "carriage return" },
+		/* Each line is a secret of its own, held to the minimum. */
+		{ NEW "\nold\n", NULL, NULL, "line 2 of" },
 	};
 	struct conf	 c;
-	char		 err[256], text[256];
+	char		 err[512], text[256];
 	size_t		 i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -509,6 +527,216 @@ test_frontend_secret_rotation(void)
 		conf_clear(&c);
 		CU_ASSERT_PTR_NULL(c.frontend_secret);
 		CU_ASSERT_PTR_NULL(c.frontend_secret_prev);
+		remove(path);
+	}
+}
+
+/*
+ * Any TCP listen, loopback included, needs frontend_secret_file: every
+ * local user can connect to 127.0.0.1.  The error names the listen line.
+ */
+static void
+test_tcp_needs_secret(void)
+{
+	static const struct {
+		const char	*text;
+		const char	*want;
+	} t[] = {
+		{ "listen = 127.0.0.1:9000\n", "test.conf:1: listen = "
+		    "127.0.0.1:9000 is a TCP socket: every local user can "
+		    "connect to it" },
+		{ "workers = 2\nlisten = [::1]:9000\n", "test.conf:2: listen" },
+		{ "listen = localhost:9000\n", "set frontend_secret_file" },
+		{ "listen = 0.0.0.0:9000\nallow_peers = 10.0.0.5\n",
+		    "test.conf:1: listen = 0.0.0.0:9000 is a TCP socket" },
+		{ "listen = 0.0.0.0:9000\n", "test.conf:1: listen = "
+		    "0.0.0.0:9000 accepts connections from other hosts" },
+	};
+	struct conf	 c;
+	char		 err[512], text[512];
+	char		 path[] = "/tmp/idemorders-fs-XXXXXX";
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		CU_ASSERT_EQUAL(parse(&c, t[i].text, err, sizeof(err)), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, t[i].want));
+		if (strstr(err, t[i].want) == NULL)
+			fprintf(stderr, "case %zu: got \"%s\"\n", i, err);
+		conf_clear(&c);
+	}
+	/* With the secret: served; beyond loopback allow_peers still. */
+	write_temp(path, SECRET_64 "\n", 65);
+	snprintf(text, sizeof(text), "listen = 127.0.0.1:9000\n"
+	    "frontend_secret_file = %s\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+	conf_clear(&c);
+	snprintf(text, sizeof(text), "frontend_secret_file = %s\n"
+	    "listen = [::]:9000\n", path);
+	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "test.conf:2: listen = [::]:9000 "
+	    "accepts connections from other hosts"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "list the web servers in "
+	    "allow_peers"));
+	conf_clear(&c);
+	/* A unix socket needs none. */
+	CU_ASSERT_EQUAL(parse(&c, "listen = unix:/run/x.sock\n", err,
+	    sizeof(err)), 0);
+	conf_clear(&c);
+	remove(path);
+}
+
+/*
+ * principal_var names only what a web server sets from its own
+ * authentication; frontend_secret_var no variable a web server fills
+ * from the request (or its own request variables).
+ */
+static void
+test_envvar_names(void)
+{
+	static const char *principal_ok[] = {
+		"REMOTE_USER", "REDIRECT_REMOTE_USER",
+	};
+	static const char *principal_bad[] = {
+		"CONTENT_TYPE", "QUERY_STRING", "PATH_INFO", "SERVER_NAME",
+		"REQUEST_URI", "SCRIPT_NAME", "AUTH_TYPE", "REMOTE_ADDR",
+		"REMOTE_HOST", "REMOTE_IDENT", "SSL_CLIENT_S_DN_CN",
+		"REDIRECT_QUERY_STRING", "REDIRECT_HTTP_X_USER", "remote_user",
+		"AUTH_USER", "X_USER", "IDEMORDERS_FRONTEND_SECRET",
+	};
+	static const char *secret_ok[] = {
+		"IDEMORDERS_FRONTEND_SECRET", "FRONT_SECRET", "SHOP_SECRET_2",
+	};
+	static const char *secret_bad[] = {
+		/* RFC 3875 */
+		"AUTH_TYPE", "CONTENT_LENGTH", "CONTENT_TYPE",
+		"GATEWAY_INTERFACE", "PATH_INFO", "PATH_TRANSLATED",
+		"QUERY_STRING", "REMOTE_ADDR", "REMOTE_HOST", "REMOTE_IDENT",
+		"REMOTE_USER", "REQUEST_METHOD", "SCRIPT_NAME", "SERVER_NAME",
+		"SERVER_PORT", "SERVER_PROTOCOL", "SERVER_SOFTWARE",
+		/* what lighttpd, Apache and their modules add */
+		"REQUEST_URI", "REQUEST_SCHEME", "REQUEST_TIME", "SCRIPT_FILENAME",
+		"SCRIPT_URI", "SCRIPT_URL", "DOCUMENT_ROOT", "DOCUMENT_URI",
+		"REDIRECT_STATUS", "REDIRECT_URI", "REDIRECT_REMOTE_USER",
+		"CONTEXT_PREFIX", "CONTEXT_DOCUMENT_ROOT", "SERVER_ADDR",
+		"SERVER_ADMIN", "SERVER_SIGNATURE", "REMOTE_PORT", "HTTPS",
+		"UNIQUE_ID", "SSL_CLIENT_S_DN", "SSL_PROTOCOL", "PATH",
+		"FCGI_ROLE", "PHP_VALUE", "PHP_ADMIN_VALUE", "AUTH_USER",
+		"HTTP_X_SECRET", "https", "Query_String",
+	};
+	struct conf	 c;
+	char		 err[512], text[128];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(principal_ok) / sizeof(principal_ok[0]); i++) {
+		snprintf(text, sizeof(text), "principal_var = %s\n",
+		    principal_ok[i]);
+		CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+		if (err[0] != '\0')
+			fprintf(stderr, "%s: %s\n", principal_ok[i], err);
+		conf_clear(&c);
+	}
+	for (i = 0; i < sizeof(principal_bad) / sizeof(principal_bad[0]);
+	    i++) {
+		snprintf(text, sizeof(text), "principal_var = %s\n",
+		    principal_bad[i]);
+		CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "test.conf:1: principal_var"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, principal_bad[i]));
+		if (strstr(err, principal_bad[i]) == NULL)
+			fprintf(stderr, "%s: got \"%s\"\n", principal_bad[i],
+			    err);
+		conf_clear(&c);
+	}
+	for (i = 0; i < sizeof(secret_ok) / sizeof(secret_ok[0]); i++) {
+		snprintf(text, sizeof(text), "frontend_secret_var = %s\n",
+		    secret_ok[i]);
+		CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+		if (err[0] != '\0')
+			fprintf(stderr, "%s: %s\n", secret_ok[i], err);
+		conf_clear(&c);
+	}
+	for (i = 0; i < sizeof(secret_bad) / sizeof(secret_bad[0]); i++) {
+		snprintf(text, sizeof(text), "frontend_secret_var = %s\n",
+		    secret_bad[i]);
+		CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err,
+		    "test.conf:1: frontend_secret_var"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, secret_bad[i]));
+		if (strstr(err, secret_bad[i]) == NULL)
+			fprintf(stderr, "%s: got \"%s\"\n", secret_bad[i], err);
+		conf_clear(&c);
+	}
+	/* The messages say what to do. */
+	CU_ASSERT_EQUAL(parse(&c, "principal_var = QUERY_STRING\n", err,
+	    sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "REMOTE_USER"));
+	conf_clear(&c);
+	CU_ASSERT_EQUAL(parse(&c, "frontend_secret_var = SERVER_NAME\n", err,
+	    sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "IDEMORDERS_FRONTEND_SECRET"));
+	conf_clear(&c);
+}
+
+/*
+ * A frontend secret has at least 32 characters, each a letter, a digit
+ * or one of - . _ ~ + / =: what the documented generator (64 hex digits),
+ * base64 and base64url make, and what a web server's configuration
+ * string holds without quoting.  The error never shows the secret.
+ */
+static void
+test_frontend_secret_strength(void)
+{
+	static const struct {
+		const char	*file;
+		const char	*err;		/* NULL: accepted */
+	} t[] = {
+		{ SECRET_64 "\n", NULL },
+		{ "0123456789abcdef0123456789abcdef\n", NULL },
+		{ "q8V1+Jc0pPzX2/3kYlT9mN4rA7sW6eB5dF0gH1iK2jM=\n", NULL },
+		{ "q8V1-Jc0pPzX2_3kYlT9mN4rA7sW6eB5dF0gH1iK2jM.~\n", NULL },
+		{ "x\n", "line 1 of" },
+		{ "x\n", "has 1 characters; it needs at least 32" },
+		{ "0123456789abcdef0123456789abcde\n", "has 31 characters" },
+		{ "                                        \n",
+		    "a character other than" },
+		{ "0123456789abcdef 0123456789abcdef\n",
+		    "a character other than" },
+		{ "0123456789abcdef\t0123456789abcdef\n",
+		    "a character other than" },
+		{ "\"0123456789abcdef0123456789abcdef\"\n",
+		    "a character other than" },
+		{ "0123456789abcdef0123456789abcdef\\\n",
+		    "a character other than" },
+		{ "${X}0123456789abcdef0123456789abcdef\n",
+		    "a character other than" },
+		{ "0123456789abcdef0123456789abcdef\xc3\xa9\n",
+		    "a character other than" },
+	};
+	struct conf	 c;
+	char		 err[512], text[256];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char	 path[] = "/tmp/idemorders-fs-XXXXXX";
+
+		write_temp(path, t[i].file, strlen(t[i].file));
+		snprintf(text, sizeof(text), "frontend_secret_file = %s\n",
+		    path);
+		if (t[i].err == NULL) {
+			CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
+			if (err[0] != '\0')
+				fprintf(stderr, "case %zu: %s\n", i, err);
+		} else {
+			CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), -1);
+			CU_ASSERT_PTR_NOT_NULL(strstr(err, t[i].err));
+			CU_ASSERT_PTR_NOT_NULL(strstr(err, "test.conf:1: "));
+			CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
+			/* The secret itself is never in the message. */
+			CU_ASSERT_PTR_NULL(strstr(err, "0123456789abcdef"));
+			if (strstr(err, t[i].err) == NULL)
+				fprintf(stderr, "case %zu: %s\n", i, err);
+		}
+		conf_clear(&c);
 		remove(path);
 	}
 }
@@ -540,6 +768,9 @@ static const struct unit_test tests[] = {
 	{ "allow_peers", test_peers },
 	{ "frontend secret", test_frontend_secret },
 	{ "frontend secret rotation", test_frontend_secret_rotation },
+	{ "frontend secret strength", test_frontend_secret_strength },
+	{ "TCP listen needs the frontend secret", test_tcp_needs_secret },
+	{ "principal and secret variable names", test_envvar_names },
 	{ NULL, NULL },
 };
 
