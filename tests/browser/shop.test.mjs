@@ -337,7 +337,14 @@ for (const [server, mode, base, path] of SHOPS) {
 
 	test(`${name}: signed out: 401, nothing written`, { skip }, async (t) => {
 		const { c, sku } = await readyToPay(t, base, path, 'ana', 'out');
-		await c.page.evaluate(() => fetch('/logout.php', { credentials: 'same-origin' }));
+		// The header's "Sign out" form: POST with the CSRF token.
+		const out = await c.page.evaluate(async () => {
+			const csrf = document.querySelector('form[action="/logout.php"] input[name=csrf]').value;
+			const r = await fetch('/logout.php', { method: 'POST', credentials: 'same-origin',
+			    body: new URLSearchParams({ csrf }), redirect: 'manual' });
+			return r.type === 'opaqueredirect' ? 303 : r.status;
+		});
+		assert.equal(out, 303, 'signed out');
 		await c.page.click('#pay');
 		const s = await outcome(c);
 		await screenshot(c, `${shot}-signed-out`);

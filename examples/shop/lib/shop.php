@@ -14,7 +14,7 @@
 
 declare(strict_types=1);
 
-const SHOP_SESSION_NAME = 'idemshop';
+require_once __DIR__ . '/../authorizer/shopsession.php';
 
 /*
  * The customers: login name => principal and password hash (the demo
@@ -123,12 +123,23 @@ function shop_stock(array $skus): array
     return $out;
 }
 
-/** Start the customer's session (cookie: HttpOnly, SameSite=Lax). */
+/**
+ * Start the customer's session (cookie: HttpOnly, SameSite=Lax), before
+ * anything else the page does.  A session idle past the shop's limit
+ * (session_idle) is destroyed here, file and all, and the page goes on
+ * with a new, empty one: a page never revives a session the authorizer
+ * already refuses.  Every page then stamps the session with now; that
+ * stamp is what the limit is measured from, here, in the authorizer and
+ * in token.php (authorizer/shopsession.php).
+ */
 function shop_session_start(): void
 {
     if (session_status() === PHP_SESSION_ACTIVE) {
         return;
     }
+    $config = shop_config();
+    $idle = shop_session_idle($config);
+    shop_session_gc_setup($config, $idle);
     session_name(SHOP_SESSION_NAME);
     session_start([
         'use_strict_mode' => true,
@@ -137,6 +148,11 @@ function shop_session_start(): void
         'cookie_secure' => !empty($_SERVER['HTTPS']) && $_SERVER['HTTPS'] !== 'off',
         'cookie_path' => '/',
     ]);
+    if (shop_session_stale($_SESSION, $idle, time())) {
+        $_SESSION = [];
+        session_regenerate_id(true);
+    }
+    $_SESSION['seen'] = time();
 }
 
 /** The signed-in customer's principal, or null. */
