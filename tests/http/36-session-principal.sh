@@ -130,6 +130,8 @@ for s in lighttpd apache; do
 	# A page opened with the idle session's cookie does not revive it.
 	req GET "$url/login.php" -b "$ana"
 	expect_status 200 "$s the login page with the idle session's cookie"
+	[[ -e $SHOP_SESSIONS/sess_$id ]] && fail "$s the idle session after a page" "sess_$id is still there" ||
+	    ok "$s the idle session after a page: destroyed"
 	key=$(unique_key "t36-$s-revived")
 	spost "$url" "$key" "$body" -b "$ana"
 	refused "$s ana's idle session after a page: still refused" "$key"
