@@ -403,6 +403,35 @@ for (const [server, mode, base, path] of SHOPS) {
 		assert.equal(stockOf(sku), '48');
 	});
 
+	test(`${name}: refused for good (out of stock), then restocked: a new checkout, a new key, one order`, { skip }, async (t) => {
+		const sku = newSku('oos', 1);
+		const c = await customer(t, base);
+		await signIn(c, 'ana');
+		await addToCart(c, sku, 1);
+		await addToCart(c, sku, 1);
+		await openCheckout(c, path);
+		const first = await c.page.$eval('#checkout', (el) => ({ ref: el.dataset.ref, key: el.dataset.key }));
+		const told = c.page.waitForResponse((res) => res.request().method() === 'POST' &&
+		    new URL(res.url()).pathname === '/cart.php');
+		await c.page.click('#pay');
+		const r = await outcome(c);
+		assert.equal(r.outcome, 'rejected', r.text);
+		assert.equal(r.code, 'OUT_OF_STOCK');
+		assert.equal((await told).status(), 204, 'the page told the shop the checkout was refused');
+		sql(`UPDATE stock SET available = 5 WHERE sku = ${q(sku)}`);
+		await openCheckout(c, path);
+		const second = await c.page.$eval('#checkout', (el) => ({ ref: el.dataset.ref, key: el.dataset.key }));
+		assert.notEqual(second.ref, first.ref, 'a new checkout');
+		assert.notEqual(second.key, first.key, 'a new key: the refused one would replay the refusal');
+		const sent = c.posts.length;
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		assert.equal(s.outcome, 'created', s.text);
+		assert.equal(c.posts[sent].key, second.key);
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(stockOf(sku), '3');
+	});
+
 	test(`${name}: signed out: 401, nothing written`, { skip }, async (t) => {
 		const { c, sku } = await readyToPay(t, base, path, 'ana', 'out');
 		// The header's "Sign out" form: POST with the CSRF token.
