@@ -45,10 +45,11 @@ run_bench_auth() {
 	    available = GREATEST(available, 1000000000)" >/dev/null
 
 	# The credentials: alice; a session of customer-1001 as the shop's
-	# login.php leaves it; a token of the shop for customer-1001.
+	# login.php leaves it (stamped now: the shop's idle limit counts from
+	# there); a token of the shop for customer-1001.
 	hdr[basic]="Authorization: Basic $(printf 'alice:alice-secret' | base64)"
 	sid=bench$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	printf 'customer|s:13:"customer-1001";' >"$SHOP_SESSIONS/sess_$sid"
+	printf 'seen|i:%s;customer|s:13:"customer-1001";' "$(date +%s)" >"$SHOP_SESSIONS/sess_$sid"
 	chown www-data:www-data "$SHOP_SESSIONS/sess_$sid"
 	chmod 0600 "$SHOP_SESSIONS/sess_$sid"
 	hdr[session]="Cookie: idemshop=$sid"

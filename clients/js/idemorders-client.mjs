@@ -17,6 +17,11 @@
 //	const r = await client.createOrder(order, { ref: checkoutId });
 //	if (r.outcome === 'created') ... r.body.orderId, r.replayed
 //
+// A checkout that can also be paid another way (a form the server
+// handles, another device) has one key for all of them, made by the
+// server with the checkout and rendered into the page: pass it as
+// { key } instead of a ref (clients/README.md, "One checkout, one key").
+//
 // See clients/README.md for every option and outcome.
 
 /** Problem codes of a 409 that mean "not decided yet: retry the key". */

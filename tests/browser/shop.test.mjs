@@ -3,6 +3,9 @@
 // identity) and on the bearer shop (checkout-token.php: the page holds a
 // token).  Judged by what the page shows and by the rows in the database:
 // one order per checkout, and its principal is the signed-in customer.
+// One checkout has one key on every path: the page's script and the form
+// without JavaScript, in one tab or several, send the key the server made
+// for the checkout, so mixing them still makes one order.
 // Run by tests/clients/83-browser.sh, which exports the shops' URLs, DEV,
 // LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed).
 import { test, before, after } from 'node:test';
@@ -335,9 +338,110 @@ for (const [server, mode, base, path] of SHOPS) {
 		assert.equal(own.status, 200, own.text);
 	});
 
+	test(`${name}: paid by script, answer lost, then paid without script: one order`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'mix');
+		const pageKey = await c.page.$eval('#checkout', (el) => el.dataset.key);
+		await faultFirstPost(c, 'after_commit=drop', true);
+		await c.page.click('#pay');
+		// The script retries; its retries do not get through.
+		await c.page.waitForFunction(() => document.querySelector('#status').dataset.outcome === 'retrying');
+		const key = c.posts[0].key;
+		assert.ok(c.posts[0].status >= 500 || c.posts[0].status === 0, `first answer ${c.posts[0].status}`);
+		assert.equal(ordersOf(sku).split('\n').length, 1, 'committed before the answer was lost');
+		// The same customer pays the same checkout in a tab without JavaScript.
+		const tab = await c.ctx.newPage();
+		tab.setDefaultTimeout(60000);
+		await tab.setJavaScriptEnabled(false);
+		await tab.goto(`${base}${path}`);
+		assert.equal(await tab.$eval('#checkout', (el) => el.dataset.ref),
+		    await c.page.$eval('#checkout', (el) => el.dataset.ref), 'the same checkout');
+		await Promise.all([tab.waitForNavigation(), tab.click('#pay-server')]);
+		await tab.waitForSelector('#status[data-outcome]');
+		const s = await tab.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		await tab.screenshot({ path: `${env.LOGDIR}/browser/${shot}-script-then-form.png`, fullPage: true });
+		assert.equal(s.outcome, 'created', s.text);
+		assert.equal(s.replayed, 'true', `the form replays the script's order: ${s.text}`);
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(ledgerOf(key), `customer-1001\tSUCCEEDED\t${s.orderId}`);
+		assert.equal(stockOf(sku), '48');
+		assert.equal(key, pageKey, 'the script sends the key the page was rendered with');
+		// The script's tab, let through again: its own retries, or one
+		// more click, send the same key and get the same order.
+		c.release();
+		await c.page.bringToFront();
+		await c.page.evaluate(() => {
+			const pay = document.getElementById('pay');
+			if (!pay.hidden)
+				pay.click();
+		});
+		const js = await outcome(c);
+		assert.equal(js.outcome, 'replayed', js.text);
+		assert.equal(js.orderId, s.orderId);
+		assert.equal(new Set(c.posts.map((p) => p.key)).size, 1, 'one key');
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+	});
+
+	test(`${name}: paid without script, then by script in a tab opened before: one order`, { skip }, async (t) => {
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'tabs');
+		const tab = await c.ctx.newPage();
+		tab.setDefaultTimeout(60000);
+		await tab.setJavaScriptEnabled(false);
+		await tab.goto(`${base}${path}`);
+		await Promise.all([tab.waitForNavigation(), tab.click('#pay-server')]);
+		await tab.waitForSelector('#status[data-outcome]');
+		const f = await tab.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		assert.equal(f.outcome, 'created', f.text);
+		assert.equal(f.replayed, 'false', f.text);
+		await c.page.bringToFront();
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		await screenshot(c, `${shot}-form-then-script`);
+		assert.equal(s.outcome, 'replayed', s.text);
+		assert.equal(s.orderId, f.orderId);
+		assert.equal(ordersOf(sku), `customer-1001\t${f.orderId}`);
+		assert.equal(ledgerOf(c.posts[0].key), `customer-1001\tSUCCEEDED\t${f.orderId}`);
+		assert.equal(stockOf(sku), '48');
+	});
+
+	test(`${name}: refused for good (out of stock), then restocked: a new checkout, a new key, one order`, { skip }, async (t) => {
+		const sku = newSku('oos', 1);
+		const c = await customer(t, base);
+		await signIn(c, 'ana');
+		await addToCart(c, sku, 1);
+		await addToCart(c, sku, 1);
+		await openCheckout(c, path);
+		const first = await c.page.$eval('#checkout', (el) => ({ ref: el.dataset.ref, key: el.dataset.key }));
+		const told = c.page.waitForResponse((res) => res.request().method() === 'POST' &&
+		    new URL(res.url()).pathname === '/cart.php');
+		await c.page.click('#pay');
+		const r = await outcome(c);
+		assert.equal(r.outcome, 'rejected', r.text);
+		assert.equal(r.code, 'OUT_OF_STOCK');
+		assert.equal((await told).status(), 204, 'the page told the shop the checkout was refused');
+		sql(`UPDATE stock SET available = 5 WHERE sku = ${q(sku)}`);
+		await openCheckout(c, path);
+		const second = await c.page.$eval('#checkout', (el) => ({ ref: el.dataset.ref, key: el.dataset.key }));
+		assert.notEqual(second.ref, first.ref, 'a new checkout');
+		assert.notEqual(second.key, first.key, 'a new key: the refused one would replay the refusal');
+		const sent = c.posts.length;
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		assert.equal(s.outcome, 'created', s.text);
+		assert.equal(c.posts[sent].key, second.key);
+		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
+		assert.equal(stockOf(sku), '3');
+	});
+
 	test(`${name}: signed out: 401, nothing written`, { skip }, async (t) => {
 		const { c, sku } = await readyToPay(t, base, path, 'ana', 'out');
-		await c.page.evaluate(() => fetch('/logout.php', { credentials: 'same-origin' }));
+		// The header's "Sign out" form: POST with the CSRF token.
+		const out = await c.page.evaluate(async () => {
+			const csrf = document.querySelector('form[action="/logout.php"] input[name=csrf]').value;
+			const r = await fetch('/logout.php', { method: 'POST', credentials: 'same-origin',
+			    body: new URLSearchParams({ csrf }), redirect: 'manual' });
+			return r.type === 'opaqueredirect' ? 303 : r.status;
+		});
+		assert.equal(out, 303, 'signed out');
 		await c.page.click('#pay');
 		const s = await outcome(c);
 		await screenshot(c, `${shot}-signed-out`);
@@ -347,7 +451,8 @@ for (const [server, mode, base, path] of SHOPS) {
 			assert.equal(c.posts.length, 0, 'no token, no request');
 		else
 			assert.deepEqual(c.posts.map((p) => p.status), [401]);
-		const key = s.key || await c.page.evaluate((ref) => localStorage.getItem(`idemorders:key:${ref}`),
+		const key = s.key || await c.page.$eval('#checkout', (el) => el.dataset.key) ||
+		    await c.page.evaluate((ref) => localStorage.getItem(`idemorders:key:${ref}`),
 		    await c.page.$eval('#checkout', (el) => el.dataset.ref));
 		assert.match(key, UUID_V4);
 		const raw = await api(c, 'session', 'POST', '/orders',
@@ -359,7 +464,7 @@ for (const [server, mode, base, path] of SHOPS) {
 		assert.equal(stockOf(sku), '50');
 	});
 
-	test(`${name}: plain HTTP on shop.test (not a secure context): a key from getRandomValues`, { skip }, async (t) => {
+	test(`${name}: plain HTTP on shop.test (not a secure context): one order`, { skip }, async (t) => {
 		const testBase = base.replace('127.0.0.1', 'shop.test');
 		const { c, sku } = await readyToPay(t, testBase, path, 'ana', 'http');
 		const ctx = await c.page.evaluate(() => ({ secure: window.isSecureContext,

@@ -399,8 +399,11 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} &&
 		# The session's old cookie, kept from before signing out.
 		w="$s shop, signed out"
 		cp "$T_TMP/ana.jar" "$T_TMP/ana-old.jar"
+		# The "Sign out" button: a POST with the CSRF token the pages render.
+		csrf=$(curl -sS -b "$T_TMP/ana.jar" "$shop/" |
+		    sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -n 1)
 		st=$(curl -sS -o /dev/null -w '%{http_code}' -b "$T_TMP/ana.jar" -c "$T_TMP/ana.jar" \
-		    --data '' "$shop/logout.php")
+		    --data "csrf=$csrf" "$shop/logout.php")
 		[[ $st == 303 ]] && ok "$w: logout.php 303" || fail "$w: sign out" "logout.php: $st"
 		sku=$(new_sku T82-out 50)
 		order_body "$sku" 1 >"$T_TMP/body"

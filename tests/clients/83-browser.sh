@@ -4,7 +4,9 @@
 # lighttpd and Apache, with the session shop (the PHP session is the
 # identity, through the session authorizer) and with the bearer shop (the
 # page holds a token): sign in, cart, checkout, a real double click, a
-# lost answer and a reload, a worker crash, another customer's order, a
+# lost answer and a reload, one checkout paid by the script (its answer
+# lost) and then without JavaScript in another tab, and the other way
+# round (one key, one order), a worker crash, another customer's order, a
 # signed-out customer, a plain-HTTP origin that is not localhost, and the
 # server-side path through clients/php.  Judged by the page and by the
 # database.  Screenshots go to $LOGDIR/browser/.  Each top-level test

@@ -7,9 +7,16 @@
 #    the ledger and the order; the same key replays; GET shows her order;
 #  - ben: ana's order is 404 to him; ana's key is his own key;
 #  - no cookie, a garbage cookie, an unknown session id, a deleted
-#    (expired) session, an idle one past gc_maxlifetime, a session without
-#    a customer: 401, no Basic challenge, nothing reaches idemorders, and
-#    no session is created for an unknown id;
+#    (expired) session, an idle one past the shop's idle limit, a session
+#    without a customer: 401, no Basic challenge, nothing reaches
+#    idemorders, and no session is created for an unknown id;
+#  - one idle limit (issue 26): a session idle past it stays refused after
+#    a page is opened with its cookie (the page destroys it instead of
+#    reviving it), and old session files are removed by the pages'
+#    session garbage collector;
+#  - signing out (issue 26): GET /logout.php is refused (405) and a POST
+#    without the CSRF token too (400), the session still valid; a POST
+#    with the token signs out;
 #  - REMOTE_USER / X-Remote-User headers sent by the client never become
 #    the principal;
 #  - /orders/_health needs no session; the page and the JS client are
@@ -114,14 +121,22 @@ for s in lighttpd apache; do
 	refused "$s ana's session deleted" "$key"
 	[[ -e $SHOP_SESSIONS/sess_$id ]] && fail "$s deleted session" "it was re-created" ||
 	    ok "$s deleted session: not re-created"
-	# Idle past session.gc_maxlifetime (1800 s), not yet collected.
+	# Idle past the idle limit (1800 s), not yet collected.
 	cp -p "$T_TMP/sess.saved" "$SHOP_SESSIONS/sess_$id"
-	touch -d '-2 hours' "$SHOP_SESSIONS/sess_$id"
+	session_idle "$id" 7200
 	key=$(unique_key "t36-$s-idle")
 	spost "$url" "$key" "$body" -b "$ana"
 	refused "$s ana's session idle for 2 hours" "$key"
+	# A page opened with the idle session's cookie does not revive it.
+	req GET "$url/login.php" -b "$ana"
+	expect_status 200 "$s the login page with the idle session's cookie"
+	[[ -e $SHOP_SESSIONS/sess_$id ]] && fail "$s the idle session after a page" "sess_$id is still there" ||
+	    ok "$s the idle session after a page: destroyed"
+	key=$(unique_key "t36-$s-revived")
+	spost "$url" "$key" "$body" -b "$ana"
+	refused "$s ana's idle session after a page: still refused" "$key"
 	# A session without a customer (signed out).
-	shop_session_file "$id" 'cart|a:0:{}'
+	shop_session_file "$id" "seen|i:$(date +%s);cart|a:0:{}"
 	key=$(unique_key "t36-$s-anon")
 	spost "$url" "$key" "$body" -b "$ana"
 	refused "$s a session without a customer" "$key"
@@ -134,6 +149,55 @@ for s in lighttpd apache; do
 	expect_sql "SELECT principal_id FROM idempotency_records WHERE idem_key = '$key'" \
 	    "$ANA" "$s ana's session back: principal"
 	expect_sql "SELECT available FROM stock WHERE sku = '$P'" 96 "$s stock: four orders"
+
+	# ---- signing out: POST with the CSRF token only -------------------------
+	out=$T_TMP/out-$s.jar
+	shop_login "$url" ana "$out" || continue
+	oid=$(session_id_of "$out")
+	signed_in() {	# WHAT: the session in $out still names ana
+		req GET "$url$MOUNT/o-999999999" -b "$out"
+		expect_problem 404 ORDER_NOT_FOUND "$1: still signed in"
+		[[ -s $SHOP_SESSIONS/sess_$oid ]] && ok "$1: the session is still there" ||
+		    fail "$1: the session" "sess_$oid is gone or empty"
+	}
+	req GET "$url/logout.php" -b "$out"
+	expect_status 405 "$s GET /logout.php (a link on another site)"
+	expect_header allow POST "$s GET /logout.php"
+	signed_in "$s after GET /logout.php"
+	req POST "$url/logout.php" -b "$out" --data 'x=1'
+	expect_status 400 "$s POST /logout.php without the CSRF token"
+	signed_in "$s after POST /logout.php without the token"
+	req POST "$url/logout.php" -b "$out" --data 'csrf=0123456789abcdef0123456789abcdef'
+	expect_status 400 "$s POST /logout.php with a wrong CSRF token"
+	signed_in "$s after POST /logout.php with a wrong token"
+	csrf=$(csrf_of "$url" "$out")
+	[[ $csrf =~ ^[0-9a-f]{32}$ ]] && ok "$s the pages render the CSRF token" ||
+	    fail "$s the CSRF token" "'$csrf'"
+	req POST "$url/logout.php" -b "$out" --data "csrf=$csrf"
+	expect_status 303 "$s POST /logout.php with the CSRF token"
+	expect_header location /login.php "$s POST /logout.php with the CSRF token"
+	key=$(unique_key "t36-$s-signed-out")
+	spost "$url" "$key" "$body" -b "$out"
+	refused "$s signed out with the button" "$key"
+	[[ -e $SHOP_SESSIONS/sess_$oid ]] && fail "$s signed out" "sess_$oid is still there" ||
+	    ok "$s signed out: the session is gone"
 done
+
+# ---- old sessions are removed -------------------------------------------------
+# The pages run PHP's session garbage collector (1 in session_gc_divisor
+# page loads, 1 here); a session idle past the limit goes, a live one stays.
+old=t36old$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+shop_session_file "$old" "seen|i:$(($(date +%s) - 10800));customer|s:13:\"$ANA\";"
+touch -d '-3 hours' "$SHOP_SESSIONS/sess_$old"
+live=$(session_id_of "$T_TMP/ana-apache.jar")
+cp -p "$SHOP_INI" "$T_TMP/shop.ini.saved"
+echo 'session_gc_divisor = 1' >>"$SHOP_INI"
+req GET "$SHOP_LIGHTTPD_URL/"
+cat "$T_TMP/shop.ini.saved" >"$SHOP_INI"
+expect_status 200 "a page with the garbage collector on every load"
+[[ -e $SHOP_SESSIONS/sess_$old ]] && fail "a session idle for 3 hours" "sess_$old was not removed" ||
+    ok "a session idle for 3 hours: its file removed"
+[[ -e $SHOP_SESSIONS/sess_$live ]] && ok "a live session: kept" ||
+    fail "a live session" "sess_$live was removed"
 
 finish

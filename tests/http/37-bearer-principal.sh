@@ -4,6 +4,9 @@
 # mod_auth_openidc (a resource server, local certificate) and by lighttpd's
 # token authorizer (examples/shop/authorizer/bearer.php); sub is REMOTE_USER.
 #  - token.php: a token for the signed-in customer, 401 without a session;
+#    401 for a session idle past the shop's limit, also after a page was
+#    opened with its cookie (issue 26); cookies naming no session leave
+#    no session file behind (issue 26);
 #  - a valid token: 201, principal = sub in the ledger and the order;
 #    replay; GET of the order;
 #  - a token for ben: ana's order is 404;
@@ -58,6 +61,30 @@ for s in lighttpd apache; do
 	payload=$(base64 -d <<<"$payload" 2>/dev/null)
 	[[ $(jq -r .sub <<<"$payload") == "$ANA" ]] && ok "$s token.php: sub $ANA" ||
 	    fail "$s token.php: sub" "$payload"
+
+	# An idle session gets no token, also after a page opened with it.
+	id=$(session_id_of "$jar")
+	cp -p "$SHOP_SESSIONS/sess_$id" "$T_TMP/sess.saved"
+	session_idle "$id" 7200
+	req GET "$url/token.php" -b "$jar"
+	expect_status 401 "$s token.php for ana's session idle for 2 hours"
+	req GET "$url/login.php" -b "$jar"
+	expect_status 200 "$s the login page with the idle session's cookie"
+	req GET "$url/token.php" -b "$jar"
+	expect_status 401 "$s token.php for the idle session after a page"
+	cp -p "$T_TMP/sess.saved" "$SHOP_SESSIONS/sess_$id"
+	touch "$SHOP_SESSIONS/sess_$id"
+
+	# Reading is not creating: cookies naming no session leave no file.
+	n=$(session_files)
+	for i in $(seq 1 20); do
+		req GET "$url/token.php" \
+		    -b "idemshop=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+		[[ $STATUS == 401 ]] || fail "$s token.php with a bogus cookie" "status $STATUS"
+	done
+	expect_status 401 "$s token.php with 20 bogus cookies"
+	[[ $(session_files) == "$n" ]] && ok "$s token.php with 20 bogus cookies: no session file made" ||
+	    fail "$s token.php with 20 bogus cookies" "$n session files before, $(session_files) after"
 
 	# ---- a valid token ----------------------------------------------------------
 	key=$(unique_key "t37-$s-ana")

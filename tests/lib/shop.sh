@@ -36,7 +36,7 @@ shop_login() {
 	*)	fail "sign in" "no customer $name"; return 1 ;;
 	esac
 	id=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	shop_session_file "$id" "customer|s:${#principal}:\"$principal\";name|s:${#name}:\"$name\";"
+	shop_session_file "$id" "seen|i:$(date +%s);customer|s:${#principal}:\"$principal\";name|s:${#name}:\"$name\";"
 	printf '127.0.0.1\tFALSE\t/\tFALSE\t0\tidemshop\t%s\n' "$id" >"$jar"
 }
 
@@ -45,6 +45,28 @@ shop_session_file() {
 	printf '%s' "$2" >"$SHOP_SESSIONS/sess_$1"
 	chown www-data:www-data "$SHOP_SESSIONS/sess_$1"
 	chmod 0600 "$SHOP_SESSIONS/sess_$1"
+}
+
+# session_idle ID SECONDS: session ID as if its customer's last page was
+# SECONDS ago: the stamp the pages keep in it (seen) and its file's
+# mtime set back (the file keeps its owner and mode).
+session_idle() {
+	local f=$SHOP_SESSIONS/sess_$1 data
+	data=$(cat "$f") || return 1
+	printf '%s' "$(sed -E "s/(^|;|\})seen\|i:[0-9]+;/\1seen|i:$(($(date +%s) - $2));/" <<<"$data")" >"$f"
+	touch -d "-$2 seconds" "$f"
+}
+
+# session_files: how many session files there are.
+session_files() {
+	find "$SHOP_SESSIONS" -type f | wc -l
+}
+
+# csrf_of URL JAR: the CSRF token a page of the shop at URL renders for
+# the session in cookie jar JAR.
+csrf_of() {
+	curl -s --max-time 20 -b "$2" "$1/" |
+	    sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -n 1
 }
 
 # session_id_of JAR: the session id in cookie jar JAR.

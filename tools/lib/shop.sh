@@ -69,6 +69,7 @@ jwt_kid = $(<"$JWT_DIR/kid")
 jwt_private_key = $JWT_DIR/private.pem
 jwt_public_key = $JWT_DIR/public.pem
 jwt_ttl = 300
+session_idle = 1800
 EOF
 	chown root:www-data "$SHOP_INI.tmp"
 	chmod 0640 "$SHOP_INI.tmp"

@@ -19,6 +19,12 @@ namespace Idemorders;
  *     $key = $client->keyFor($checkoutId);
  *     session_write_close();
  *     $r = $client->createOrder($order, key: $key);
+ *
+ * When the browser's script can pay the same checkout too, the key is the
+ * checkout's own (self::newKey() when the checkout is made, kept in the
+ * session with it and rendered into the page for the script): pass it as
+ * key: on every path instead of keeping one per path (clients/README.md,
+ * "One checkout, one key").
  */
 final class Client
 {

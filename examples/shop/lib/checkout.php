@@ -5,7 +5,10 @@
 // the page fetches a token from /token.php and sends it as
 // "Authorization: Bearer").  The browser creates the order itself with
 // clients/js (assets/checkout.mjs); without JavaScript the form posts to
-// checkout-server.php, which creates it with clients/php.
+// checkout-server.php, which creates it with clients/php.  Both send the
+// checkout's one key, made on the server and kept in the session with
+// the checkout (lib/shop.php): the page carries it for the script, the
+// form carries only the checkout's reference.
 
 declare(strict_types=1);
 
@@ -17,7 +20,8 @@ function shop_checkout_page(string $auth): void
     shop_session_start();
     shop_require_customer();
     $co = shop_cart_order();
-    $ref = isset($co['order']) ? shop_checkout_ref($co['order']) : null;
+    $checkout = isset($co['order']) ? shop_checkout_open($co['order']) : null;
+    $ref = $checkout['id'] ?? null;
     $csrf = shop_csrf_token();
     session_write_close();
 
@@ -40,7 +44,7 @@ function shop_checkout_page(string $auth): void
   </tbody>
 </table>
 <p>To pay: <strong id="total"><?= h(shop_money($order['amount'], $order['currency'])) ?></strong></p>
-<div id="checkout" data-ref="<?= h($ref) ?>" data-auth="<?= h($auth) ?>"
+<div id="checkout" data-ref="<?= h($ref) ?>" data-key="<?= h($checkout['key']) ?>" data-auth="<?= h($auth) ?>"
      data-orders-url="<?= h(shop_config()['orders_url']) ?>" data-csrf="<?= h($csrf) ?>"
      data-order="<?= h(json_encode($order, JSON_THROW_ON_ERROR)) ?>">
   <p class="ref">Checkout <code><?= h($ref) ?></code></p>

@@ -14,7 +14,7 @@
 
 declare(strict_types=1);
 
-const SHOP_SESSION_NAME = 'idemshop';
+require_once __DIR__ . '/../authorizer/shopsession.php';
 
 /*
  * The customers: login name => principal and password hash (the demo
@@ -123,12 +123,23 @@ function shop_stock(array $skus): array
     return $out;
 }
 
-/** Start the customer's session (cookie: HttpOnly, SameSite=Lax). */
+/**
+ * Start the customer's session (cookie: HttpOnly, SameSite=Lax), before
+ * anything else the page does.  A session idle past the shop's limit
+ * (session_idle) is destroyed here, file and all, and the page goes on
+ * with a new, empty one: a page never revives a session the authorizer
+ * already refuses.  Every page then stamps the session with now; that
+ * stamp is what the limit is measured from, here, in the authorizer and
+ * in token.php (authorizer/shopsession.php).
+ */
 function shop_session_start(): void
 {
     if (session_status() === PHP_SESSION_ACTIVE) {
         return;
     }
+    $config = shop_config();
+    $idle = shop_session_idle($config);
+    shop_session_gc_setup($config, $idle);
     session_name(SHOP_SESSION_NAME);
     session_start([
         'use_strict_mode' => true,
@@ -137,6 +148,11 @@ function shop_session_start(): void
         'cookie_secure' => !empty($_SERVER['HTTPS']) && $_SERVER['HTTPS'] !== 'off',
         'cookie_path' => '/',
     ]);
+    if (shop_session_stale($_SESSION, $idle, time())) {
+        $_SESSION = [];
+        session_regenerate_id(true);
+    }
+    $_SESSION['seen'] = time();
 }
 
 /** The signed-in customer's principal, or null. */
@@ -253,43 +269,85 @@ function shop_cart_order(): array
         'lines' => $lines];
 }
 
+/*
+ * Checkouts.  One checkout is one order the customer means to place
+ * once, and it has ONE Idempotency-Key, made here on the server and kept
+ * in the session with the checkout: every way of paying it (the page's
+ * script, the form without JavaScript, a second tab, a retry, a reload)
+ * sends that key, so together they can make one order at most.
+ *
+ *  - made: when the checkout page is rendered and the session has no open
+ *    checkout for exactly this cart (shop_checkout_open): a new random
+ *    reference ("co-...") and a new key (a UUID v4);
+ *  - kept: while the cart is unchanged, every render, tab and path finds
+ *    the same reference and key;
+ *  - retired: when an order was committed for it (shop_checkout_placed:
+ *    the cart is emptied, the next checkout gets a new reference and
+ *    key; the placed one is remembered, so that paying it again replays
+ *    its order); when it was refused for good (shop_checkout_refused:
+ *    out of stock, a changed price; its key can never make an order, and
+ *    the next render gets a new one); and when the cart changes (the next
+ *    render makes a new checkout for the new cart).
+ */
+
 /**
- * The open checkout of $order: its reference, made when the checkout
- * page is first rendered for this cart and kept in the session, so that a
- * reload (or the answer of an earlier click lost) finds the same
- * reference and so the same Idempotency-Key.  A changed cart is another
- * order: it gets a new reference.
+ * The open checkout of $order, made (reference and key) when there is
+ * none or the cart has changed since.
  *
  * @param array<string, mixed> $order
+ * @return array{id: string, key: string, order: array<string, mixed>}
  */
-function shop_checkout_ref(array $order): string
+function shop_checkout_open(array $order): array
 {
     $co = $_SESSION['checkout'] ?? null;
-    if (is_array($co) && ($co['order'] ?? null) === $order && is_string($co['id'] ?? null)) {
-        return $co['id'];
+    if (is_array($co) && ($co['order'] ?? null) === $order && is_string($co['id'] ?? null) &&
+        is_string($co['key'] ?? null)) {
+        return $co;
     }
-    $id = 'co-' . bin2hex(random_bytes(12));
-    $_SESSION['checkout'] = ['id' => $id, 'order' => $order];
-    return $id;
+    $co = ['id' => 'co-' . bin2hex(random_bytes(12)), 'key' => Idemorders\Client::newKey(),
+        'order' => $order];
+    $_SESSION['checkout'] = $co;
+    return $co;
 }
 
 /**
- * The open checkout named $ref, or null.
+ * The checkout named $ref: the open one, or one already placed (paying it
+ * again sends its key again, which replays its order); else null.
  *
- * @return ?array{id: string, order: array<string, mixed>}
+ * @return ?array{id: string, key: string, order: array<string, mixed>, placed?: bool}
  */
 function shop_checkout(string $ref): ?array
 {
     $co = $_SESSION['checkout'] ?? null;
-    return is_array($co) && ($co['id'] ?? null) === $ref ? $co : null;
+    if (is_array($co) && ($co['id'] ?? null) === $ref) {
+        return $co;
+    }
+    $placed = $_SESSION['placed'][$ref] ?? null;
+    return is_array($placed) ? $placed + ['placed' => true] : null;
 }
 
-/** The checkout $ref became an order: empty the cart, close the checkout. */
-function shop_checkout_done(string $ref): void
+/**
+ * The checkout $ref became an order: close it, empty the cart, remember
+ * it (the last few) for a later payment of the same checkout.
+ */
+function shop_checkout_placed(string $ref): void
 {
-    if (shop_checkout($ref) !== null) {
+    $co = $_SESSION['checkout'] ?? null;
+    if (!is_array($co) || ($co['id'] ?? null) !== $ref) {
+        return;
+    }
+    unset($_SESSION['checkout']);
+    $_SESSION['cart'] = [];
+    $placed = is_array($_SESSION['placed'] ?? null) ? $_SESSION['placed'] : [];
+    $_SESSION['placed'] = array_slice([$ref => $co] + $placed, 0, 10, true);
+}
+
+/** The checkout $ref was refused for good: the next render makes a new one. */
+function shop_checkout_refused(string $ref): void
+{
+    $co = $_SESSION['checkout'] ?? null;
+    if (is_array($co) && ($co['id'] ?? null) === $ref) {
         unset($_SESSION['checkout']);
-        $_SESSION['cart'] = [];
     }
 }
 

@@ -2,7 +2,9 @@
 
 // The cart, kept in the session: GET shows it; POST (with the CSRF token)
 // adds, removes or empties; "ordered" closes the checkout the browser has
-// just placed, so that the next checkout is a new order.
+// just placed, so that the next checkout is a new order (with a new key);
+// "refused" drops a checkout the service refused for good (out of stock,
+// a changed price), so that the next render makes a new one.
 
 declare(strict_types=1);
 
@@ -26,8 +28,9 @@ if ($_SERVER['REQUEST_METHOD'] === 'POST') {
         $_SESSION['cart'] = $cart;
     } elseif ($action === 'empty') {
         $_SESSION['cart'] = [];
-    } elseif ($action === 'ordered') {
-        shop_checkout_done(is_string($_POST['checkout'] ?? null) ? $_POST['checkout'] : '');
+    } elseif ($action === 'ordered' || $action === 'refused') {
+        $ref = is_string($_POST['checkout'] ?? null) ? $_POST['checkout'] : '';
+        $action === 'ordered' ? shop_checkout_placed($ref) : shop_checkout_refused($ref);
         http_response_code(204);
         exit;
     }

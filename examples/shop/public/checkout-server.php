@@ -4,14 +4,15 @@
 // for the signed-in customer, never for a shared account: it forwards the
 // customer's own session cookie to /orders of this virtual host (the
 // session authorizer reads it), or on the bearer shop the customer's own
-// token.  The key is kept in the session under the checkout reference,
-// so a second submit of the same checkout gets the same order.
+// token.  The key is the checkout's own, kept in the session with it
+// (lib/shop.php), the same key the page's script sends: a second submit,
+// or this checkout already paid by the script in another tab (its answer
+// lost or not), gets the same order, never a second one.
 
 declare(strict_types=1);
 
 use Idemorders\Client;
 use Idemorders\Result;
-use Idemorders\SessionKeyStore;
 
 require __DIR__ . '/../lib/checkout.php';
 
@@ -22,23 +23,16 @@ $ref = is_string($_POST['checkout'] ?? null) ? $_POST['checkout'] : '';
 $via = ($_POST['via'] ?? '') === 'bearer' ? 'bearer' : 'session';
 $co = shop_checkout($ref);
 if ($co === null) {
-    // Submitted again after it was placed (a double submit, the back
-    // button), or the cart changed since the page was rendered.
-    $placed = $_SESSION['placed'][$ref] ?? null;
+    // The cart changed since the page was rendered (or this checkout was
+    // refused for good, or placed long ago): its key is not sent again.
     session_write_close();
     shop_page_start('Checkout');
-    if (is_string($placed)) {
-        echo '<p class="created" id="status" data-outcome="placed" data-order-id="' . h($placed) . '">' .
-            'Your order ' . h($placed) . ' is placed. This checkout had already been submitted: nothing was ordered twice.</p>' . "\n";
-    } else {
-        echo '<p class="error" id="status" data-outcome="closed">This checkout is closed: the cart has changed. <a href="/cart.php">See the cart</a>.</p>' . "\n";
-    }
+    echo '<p class="error" id="status" data-outcome="closed">This checkout is closed: the cart has changed. <a href="/cart.php">See the cart</a>.</p>' . "\n";
     shop_page_end();
     exit;
 }
 
-$keys = new SessionKeyStore('idemshop_keys');
-$key = (new Client('unused', ['keyStore' => $keys]))->keyFor($ref);
+$key = $co['key'];
 $cookie = session_name() . '=' . session_id();
 // The authorizer reads this session: release its lock before calling.
 session_write_close();
@@ -53,14 +47,12 @@ $r = $client->createOrder($co['order'], key: $key);
 
 shop_session_start();
 if ($r->outcome === Result::CREATED) {
-    shop_checkout_done($ref);
-    $keys->forget($ref);
-    // Remember the last few, for a second submit of the same checkout.
-    $_SESSION['placed'] = array_slice([$ref => $r->orderId] + ($_SESSION['placed'] ?? []), 0, 10, true);
+    shop_checkout_placed($ref);
 } elseif ($r->outcome === Result::REJECTED && !in_array($r->status, [401, 403, 407], true) &&
     $r->code !== 'IDEMPOTENCY_KEY_REUSED') {
-    // A final answer: the corrected cart gets a new key.
-    $keys->forget($ref);
+    // Refused for good: this key can never make an order; the corrected
+    // cart gets a new checkout.
+    shop_checkout_refused($ref);
 }
 session_write_close();
 

@@ -5,7 +5,12 @@
 // session cookie:
 //
 //   200 {"access_token": "<JWT>", "token_type": "Bearer", "expires_in": N}
-//   401 {"error": "not signed in"} without a session
+//   401 {"error": "not signed in"} without a session, or with one idle
+//       past the shop's limit (session_idle)
+//
+// It only reads the session (authorizer/shopsession.php): a cookie that
+// names no session creates none, and an idle session is refused as the
+// authorizer refuses it.
 //
 // The JWT is RS256, signed with the shop's key (jwt_private_key in the
 // ini named by IDEMSHOP_CONFIG): sub = the customer's principal, iss and
@@ -16,6 +21,7 @@
 declare(strict_types=1);
 
 require __DIR__ . '/../authorizer/jwt.php';
+require __DIR__ . '/../authorizer/shopsession.php';
 
 header('Content-Type: application/json');
 header('Cache-Control: no-store');
@@ -29,12 +35,8 @@ if (!is_array($config)) {
     exit;
 }
 
-session_name('idemshop');
-$customer = null;
-if (isset($_COOKIE['idemshop'])) {
-    session_start(['read_and_close' => true, 'cache_limiter' => '']);
-    $customer = $_SESSION['customer'] ?? null;
-}
+$session = shop_session_read(shop_session_idle(array_map('strval', $config)));
+$customer = is_array($session) ? ($session['customer'] ?? null) : null;
 if (!is_string($customer) || $customer === '') {
     http_response_code(401);
     echo json_encode(['error' => 'not signed in']), "\n";

@@ -1,7 +1,9 @@
 // The checkout page's script: "Pay" creates the order with clients/js.
-// The key belongs to the checkout reference the page was rendered with,
-// so every click, retry and reload of this checkout sends the same key
-// and can only ever make one order.  On the session shop the session
+// The key is the checkout's own: the server made it with the checkout and
+// keeps it in the session, and renders it into the page (data-key); the
+// form without JavaScript (checkout-server.php) sends the same one.  So
+// every click, retry, reload and tab of this checkout, with the script or
+// without, sends the same key and can only ever make one order.  On the session shop the session
 // cookie is the identity (same origin); on the bearer shop the page gets
 // a token for the signed-in customer from /token.php and sends it as
 // "Authorization: Bearer" instead.
@@ -11,6 +13,7 @@ const box = document.getElementById('checkout');
 const pay = document.getElementById('pay');
 const status = document.getElementById('status');
 const ref = box.dataset.ref;
+const key = box.dataset.key;
 const order = JSON.parse(box.dataset.order);
 const bearer = box.dataset.auth === 'bearer';
 let token = null;
@@ -52,12 +55,38 @@ function show(kind, text, data = {}) {
 	status.dataset.key = data.key || '';
 }
 
-/* Tell the shop this checkout is placed: it empties the cart. */
-async function closeCheckout() {
-	const body = new URLSearchParams({ csrf: box.dataset.csrf, action: 'ordered', checkout: ref });
+/*
+ * This browser's note that it sent this checkout's key and has not heard
+ * a final answer (for the "not confirmed" message after a reload).
+ */
+const PENDING = `idemshop:pending:${ref}`;
+function pending(on) {
+	try {
+		if (on)
+			localStorage.setItem(PENDING, key);
+		else
+			localStorage.removeItem(PENDING);
+	} catch { /* no storage: no message after a reload */ }
+}
+function wasPending() {
+	try {
+		return localStorage.getItem(PENDING) === key;
+	} catch {
+		return false;
+	}
+}
+
+/*
+ * Tell the shop what became of this checkout: 'ordered' (it closes the
+ * checkout and empties the cart: the next checkout gets a new key) or
+ * 'refused' (refused for good: the next checkout page makes a new one).
+ */
+async function settleCheckout(action) {
+	const body = new URLSearchParams({ csrf: box.dataset.csrf, action, checkout: ref });
 	const res = await fetch('/cart.php', { method: 'POST', body, credentials: 'same-origin' });
-	if (res.status === 204) {
-		client.forget(ref);
+	if (res.status === 204)
+		pending(false);
+	if (res.status === 204 && action === 'ordered') {
 		const cart = document.getElementById('cart-link');
 		if (cart)
 			cart.textContent = 'Cart (0)';
@@ -77,7 +106,7 @@ function render(r) {
 		    `Thank you: your order ${r.orderId} is placed.`, data);
 		if (!pay.hidden) {
 			pay.hidden = true;
-			closeCheckout().catch(() => {});
+			settleCheckout('ordered').catch(() => {});
 		}
 		return;
 	}
@@ -92,6 +121,10 @@ function render(r) {
 		    'This checkout was already submitted with other contents: check your orders before paying again.' :
 		    `The order was refused (${r.code || `status ${r.status}`}).`;
 		show('rejected', text, data);
+		// Refused for good (not a sign-in problem, not a key sent with
+		// other contents): this key can never make an order.
+		if (![401, 403, 407].includes(r.status) && r.code !== 'IDEMPOTENCY_KEY_REUSED')
+			settleCheckout('refused').catch(() => {});
 		return;
 	}
 	if (/signed out/.test(r.error || '')) {
@@ -111,7 +144,8 @@ pay.addEventListener('click', async () => {
 		show('pending', 'Placing your order…');
 	let r;
 	try {
-		r = await client.createOrder(order, { ref });
+		pending(true);
+		r = await client.createOrder(order, { key });
 	} catch (e) {
 		// Nothing was sent (no way to make a key in this browser).
 		show('rejected', `This browser cannot place the order: ${e.message}`);
@@ -120,10 +154,10 @@ pay.addEventListener('click', async () => {
 	render(r);
 });
 
-if (client.storedKey(ref) !== null) {
+if (wasPending()) {
 	// An earlier visit pressed "Pay" and never heard back.
 	show('unknown', 'An earlier payment of this checkout was not confirmed. Try again: it cannot order twice.',
-	    { key: client.storedKey(ref) });
+	    { key });
 	pay.textContent = 'Try again';
 }
 pay.hidden = false;
