@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The shop's customers are the principals, by their PHP session (issue 18):
-# the shop's lighttpd (mod_fastcgi authorizer) and Apache (mod_authnz_fcgi)
+# the shop's lighttpd (mod_fastcgi authorizer) and Apache (mod_fcgid authorizer)
 # ask examples/shop/authorizer/session.php who the customer is and pass it
 # to idemorders as REMOTE_USER.
 #  - ana signed in: POST /orders creates with principal customer-1001 in

@@ -105,11 +105,12 @@ session.cookie_httponly = 1
 session.cookie_samesite = Lax
 session.gc_maxlifetime = 1800"
 
-# The pool's lines for SHOP_SESSION_INI: where the sessions are and how
-# long they live are the pool's (php_admin_value), the rest defaults.
+# The pool's lines for SHOP_SESSION_INI: where the sessions are is the
+# pool's (php_admin_value), the rest defaults (the pages set
+# gc_maxlifetime from the shop's session_idle).
 php_fpm_session_lines() {
 	sed -e "s|@SESSIONS@|$SHOP_SESSIONS|" \
-	    -e 's/^\(session\.\(save_handler\|save_path\|gc_maxlifetime\)\) = \(.*\)/php_admin_value[\1] = \3/' \
+	    -e 's/^\(session\.\(save_handler\|save_path\)\) = \(.*\)/php_admin_value[\1] = \3/' \
 	    -e 's/^\(session\.[a-z_]*\) = \(.*\)/php_value[\1] = \2/' <<<"$SHOP_SESSION_INI"
 }
 

@@ -2,7 +2,7 @@
 
 // What the shop's FastCGI authorizers (session.php, bearer.php) share: the
 // two answers of a FastCGI Authorizer (spec section 6.3).  lighttpd
-// (mod_fastcgi "mode" => "authorizer") and Apache (mod_authnz_fcgi) send
+// (mod_fastcgi "mode" => "authorizer") and Apache (mod_fcgid FcgidAccessChecker) send
 // the authorizer the request's headers, never its body; a 200 lets the
 // request on to idemorders with the Variable-* headers as its
 // environment, anything else goes back to the client as it is.
