@@ -5,7 +5,8 @@
 // (mod_fastcgi "mode" => "authorizer") and Apache (mod_fcgid FcgidAccessChecker) send
 // the authorizer the request's headers, never its body; a 200 lets the
 // request on to idemorders with the Variable-* headers as its
-// environment, anything else goes back to the client as it is.
+// environment; anything else refuses the request (lighttpd sends the
+// authorizer's answer, Apache under mod_fcgid its own 401).
 
 declare(strict_types=1);
 
