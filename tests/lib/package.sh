@@ -164,7 +164,7 @@ pkg_install_deps() {
 	done < <(dpkg-deb -f "$1" Depends | tr ',' '\n' |
 	    sed 's/|.*//; s/([^)]*)//g; s/:any//; s/[[:space:]]//g')
 	[[ ${#missing[@]} -eq 0 ]] && return 0
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" \
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" \
 	    >>"$PKG_WORK/install.log" 2>&1
 }
 
@@ -172,7 +172,7 @@ pkg_install() {
 	dpkg --purge idemorders >/dev/null 2>&1
 	if DEBIAN_FRONTEND=noninteractive dpkg -i "$PKG_DEB" >"$PKG_WORK/install.log" 2>&1; then
 		ok "dpkg -i $(basename -- "$PKG_DEB")"
-	elif DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q >>"$PKG_WORK/install.log" 2>&1 &&
+	elif DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -f install -y -q >>"$PKG_WORK/install.log" 2>&1 &&
 	    dpkg-query -W -f='${Status}' idemorders 2>/dev/null | grep -q 'install ok installed'; then
 		ok "dpkg -i, then apt-get -f install for its dependencies"
 	else

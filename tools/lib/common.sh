@@ -245,6 +245,32 @@ need_free_port() {
 	fi
 }
 
+# apt-get that waits for the dpkg lock (up to APT_LOCK_WAIT seconds,
+# 600 unless IDEMORDERS_APT_LOCK_WAIT says otherwise) instead of failing
+# at once: a fresh cloud VM runs unattended-upgrades at boot, which holds
+# it for minutes.
+APT_LOCK_WAIT=${IDEMORDERS_APT_LOCK_WAIT:-600}
+apt_get() {
+	apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT" "$@"
+}
+
+# apt-get update, waiting the same for the package lists' lock (which
+# DPkg::Lock::Timeout does not cover): tried again every 5 s while
+# another apt holds it.
+apt_update() {
+	local out t0=$SECONDS
+	while :; do
+		out=$(apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT" update -q 2>&1) && return 0
+		if ! grep -q 'Could not get lock' <<<"$out" ||
+		    ((SECONDS - t0 >= APT_LOCK_WAIT)); then
+			printf '%s\n' "$out" >&2
+			return 1
+		fi
+		say "apt-get update: waiting for another apt to release the package lists"
+		sleep 5
+	done
+}
+
 # Install the packages that are missing; apt-get update only if needed.
 ensure_packages() {
 	local p missing=()
@@ -255,9 +281,9 @@ ensure_packages() {
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q "${missing[@]}"; then
-		apt-get update -q
-		apt-get install -y -q "${missing[@]}"
+	if ! apt_get install -y -q "${missing[@]}"; then
+		apt_update
+		apt_get install -y -q "${missing[@]}"
 	fi
 }
 
