@@ -2,6 +2,9 @@
 # The Debian package under a booted systemd: Debian 12 in a container
 # (systemd-nspawn --boot, a debootstrap tree; the host's network shared,
 # its own PID namespace), as a sysadmin following README.md meets it:
+#  - first the same tree not booted (no systemd, as on a host with
+#    another init): the service the init script started stops on
+#    apt-get remove, and apt-get purge removes the user and the group;
 #  - apt-get install of the package (with mariadb-server, Apache and
 #    cron as README's "Install on Debian" has them) asks dbconfig-common
 #    nothing without a terminal and creates the database, its user and
@@ -183,6 +186,57 @@ else
 	ok "the container's tree from the cache: $TREE"
 fi
 exec 7>&-
+
+# --- first without systemd: the same tree, not booted -------------------------------
+# A host without systemd as PID 1 (the init script, invoke-rc.d): the
+# service the init script started stops on remove, and purge removes
+# the user (no process of it left).  No database runs here: serve
+# answers 503, which is enough to have its processes.
+NOSD=$BOOT_WORK/nosd
+mkdir -p "$NOSD/upper" "$NOSD/ovl" "$NOSD/root"
+if ! mount -t overlay overlay -o "lowerdir=$TREE,upperdir=$NOSD/upper,workdir=$NOSD/ovl" \
+    "$NOSD/root" 2>"$T_TMP/mount"; then
+	skip "cannot mount an overlay of the tree: $(cat "$T_TMP/mount")"
+fi
+cp "$DEB" "$NOSD/root/root/"
+systemd-nspawn -q --keep-unit --register=no -D "$NOSD/root" --pipe /bin/sh -s >"$T_TMP/nosd" 2>&1 9>&- 8>&- 7>&- <<SCRIPT
+export DEBIAN_FRONTEND=noninteractive
+cd /root
+procs() {
+	n=0
+	for p in /proc/[0-9]*; do
+		case "\$(readlink \$p/exe 2>/dev/null)" in /usr/sbin/idemorders*) n=\$((n + 1)) ;; esac
+	done
+	echo "\$1 \$n"
+}
+apt-get install -y -q --no-install-recommends ./$DEBNAME >/root/install.log 2>&1; echo "install-rc \$?"
+[ -d /run/systemd/system ] && echo "systemd-runs"
+service idemorders start >/root/start.log 2>&1; echo "start-rc \$?"
+procs procs-running
+apt-get remove -y -q idemorders >/root/remove.log 2>&1; echo "remove-rc \$?"
+procs procs-after-remove
+[ -e /run/idemorders.pid ] && echo "pidfile-left"
+apt-get purge -y -q idemorders >/root/purge.log 2>&1; echo "purge-rc \$?"
+grep -i 'userdel\|deluser\|not removed' /root/purge.log | sed 's/^/purge-said /'
+getent passwd idemorders >/dev/null && echo "user-left"
+getent group idemorders >/dev/null && echo "group-left"
+procs procs-after-purge
+SCRIPT
+umount "$NOSD/root" 2>/dev/null || umount -l "$NOSD/root"
+nosd() { sed -n "s/^$1 //p" "$T_TMP/nosd"; }
+if [[ $(nosd install-rc) == 0 && $(nosd start-rc) == 0 ]] && ! grep -q '^systemd-runs' "$T_TMP/nosd" &&
+    [[ $(nosd procs-running) -gt 0 ]]; then
+	ok "without systemd: installed, service idemorders start ($(nosd procs-running) processes)"
+	[[ $(nosd remove-rc) == 0 && $(nosd procs-after-remove) == 0 ]] && ! grep -q '^pidfile-left' "$T_TMP/nosd" &&
+	    ok "without systemd: apt-get remove stopped them all (no /run/idemorders.pid left)" ||
+	    fail "without systemd: remove" "exit $(nosd remove-rc), $(nosd procs-after-remove) processes left$(grep -q '^pidfile-left' "$T_TMP/nosd" && echo ', /run/idemorders.pid left')"
+	[[ $(nosd purge-rc) == 0 && -z $(nosd purge-said) ]] && ! grep -q '^user-left\|^group-left' "$T_TMP/nosd" &&
+	    [[ $(nosd procs-after-purge) == 0 ]] &&
+	    ok "without systemd: apt-get purge removed the user and the group" ||
+	    fail "without systemd: purge" "exit $(nosd purge-rc), said: $(nosd purge-said | tr '\n' ' ')$(grep '^user-left\|^group-left' "$T_TMP/nosd" | tr '\n' ' ') $(nosd procs-after-purge) processes"
+else
+	fail "without systemd: install and start" "$(tr '\n' ' ' <"$T_TMP/nosd" | cut -c1-600)"
+fi
 
 # --- boot an overlay of it ------------------------------------------------------
 mkdir -p "$BOOT_WORK/upper" "$BOOT_WORK/ovl" "$BOOT_WORK/root"
