@@ -53,7 +53,7 @@ BOOT_MACHINE=idemorders-$BOOT_HASH
 # What README's "Install on Debian" has the administrator install before
 # the package (and what the tree needs to boot).
 BOOT_PACKAGES=(systemd-sysv dbus mariadb-server apache2 apache2-utils cron logrotate)
-NSPAWN_PID= CT_LEADER= BOOT_MOUNTED= LOAD_PIDS=()
+NSPAWN_PID='' CT_LEADER='' BOOT_MOUNTED='' LOAD_PIDS=()
 T0=$SECONDS
 
 # skip WHY: the machine cannot do this (a failure under CI).
@@ -179,12 +179,14 @@ if [[ ! -e $TREE/.complete ]]; then
 		rm -rf "$TREE.new"
 		finish
 	fi
-	# Older trees of other package lists go.
-	find "$BOOT_CACHE" -mindepth 1 -maxdepth 1 -type d -name "$BOOT_SUITE-*" ! -name "$BOOT_SUITE-$KEY" \
-	    -exec rm -rf {} +
 else
 	ok "the container's tree from the cache: $TREE"
 fi
+# Each run marks the tree it used; trees no run used for a week (other
+# package lists: older versions, other clones) go (about 800 MB each).
+touch "$TREE/.complete"
+find "$BOOT_CACHE" -mindepth 2 -maxdepth 2 -name .complete -mtime +7 -printf '%h\n' |
+    while IFS= read -r d; do rm -rf "$d"; done
 exec 7>&-
 
 # --- first without systemd: the same tree, not booted -------------------------------
@@ -512,7 +514,7 @@ compare() {
 	said=$(readme_says "$2")
 	[[ -n $said || $(sed -n "s/^    # after $2: //p" <<<"$RMP") == nothing ]] ||
 	    { fail "README \"Remove and purge\"" "no line '    # after $2: ...'"; return; }
-	extra= missing=
+	extra='' missing=''
 	while IFS= read -r f; do
 		m=
 		while IFS= read -r e; do
