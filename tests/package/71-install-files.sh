@@ -6,7 +6,8 @@
 #    /usr/local/lib/systemd/system too), with the installed paths;
 #  - every key the parser knows is documented in idemorders.conf(5);
 #  - the cron line of the retention job does nothing where systemd runs
-#    (/run/systemd/system: the timer runs the job there), and keeps the job's exit status and
+#    (/run/systemd/system: the timer runs the job there) and once the
+#    binary is gone (the package removed), and keeps the job's exit status and
 #    prints a failed run's output (cron mails it), instead of a pipe to
 #    logger that hid both.
 # shellcheck source=tests/lib/http.sh
@@ -83,5 +84,12 @@ rc=$?
 [[ $rc -eq 0 && -z $out && $cmd == "[ -d /run/systemd/system ] || "* ]] &&
     ok "cron line: steps aside where systemd runs (the timer runs the job)" ||
     fail "cron line under systemd" "rc $rc, '$out' ($cmd)"
+# Once the binary is gone (the package removed, its cron line kept
+# until purge): nothing, not "not found" mailed every 15 minutes.
+out=$(sh -c "${cmd//"$IDEMORDERS_BIN"/$T_TMP/removed/idemorders}" 2>&1)
+rc=$?
+[[ $rc -eq 0 && -z $out ]] &&
+    ok "cron line: does nothing once the binary is gone" ||
+    fail "cron line without the binary" "rc $rc, '$out'"
 
 finish

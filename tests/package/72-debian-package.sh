@@ -200,11 +200,39 @@ pgrep -f '^/usr/sbin/idemorders serve' >/dev/null &&
     fail "db-password" "$(stat -c '%U:%G %a' /etc/idemorders/db-password 2>&1)"
 f=/etc/cron.d/idemorders-expire
 [[ $(stat -c '%U %a' $f 2>&1) == "root 644" ]] &&
-    grep -q $'\tidemorders\t\\[ -d /run/systemd/system \\] || { out=$(/usr/sbin/idemorders expire -c /etc/idemorders/idemorders.conf' $f &&
+    grep -q $'\tidemorders\t\\[ -d /run/systemd/system \\] || \\[ ! -x /usr/sbin/idemorders \\] || { out=$(/usr/sbin/idemorders expire -c /etc/idemorders/idemorders.conf' $f &&
     ok "$f: root 0644, /usr/sbin paths, steps aside under systemd" ||
     fail "$f" "$(stat -c '%U %a' $f 2>&1) $(grep -v '^#' $f 2>&1 | tail -n 1)"
 [[ -f /etc/logrotate.d/idemorders ]] && grep -q copytruncate /etc/logrotate.d/idemorders &&
     ok "/etc/logrotate.d/idemorders (copytruncate)" || fail "logrotate" "no /etc/logrotate.d/idemorders"
+
+# Every program a shipped script runs comes with the package: its
+# package is essential, or in the closure of the package's Depends (any
+# alternative).  The programs: what idemorders-verify checks for, the
+# client its --db-defaults runs, what the init script, the cron line and
+# the maintainer scripts run.
+tools=$(sed -n 's/^for t in \(.*\); do$/\1/p' /usr/bin/idemorders-verify)
+[[ -n $tools ]] || fail "idemorders-verify" "no 'for t in ...' line naming what it needs"
+deps=$(dpkg-deb -f "$PKG_DEB" Depends | tr ',|' '\n\n' | sed 's/([^)]*)//g; s/:any//; s/[[:space:]]//g' | sed '/^$/d')
+# shellcheck disable=SC2086
+closure=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances $deps 2>/dev/null | grep -v '^ ' | sort -u)
+for t in $tools mariadb start-stop-daemon logger runuser adduser /lib/lsb/init-functions; do
+	[[ $t == /* ]] && path=$t || path=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v "$t")
+	# (dpkg knows a merged-/usr path by the name its package ships)
+	p=$( [[ -n $path ]] && { dpkg -S "$path" 2>/dev/null || dpkg -S "${path#/usr}" 2>/dev/null ||
+	    dpkg -S "$(readlink -f "$path")" 2>/dev/null; } |
+	    head -n 1 | cut -d: -f1)
+	if [[ -z $p ]]; then
+		fail "dependencies: $t" "not installed on this host, cannot say which package has it"
+	elif [[ $(dpkg-query -W -f='${Essential}' "$p" 2>/dev/null) == yes ]]; then
+		ok "dependencies: $t ($p, essential)"
+	elif grep -qxF "$p" <<<"$closure"; then
+		ok "dependencies: $t ($p, in Depends$(grep -qxF "$p" <<<"$deps" && echo ' itself'))"
+	else
+		fail "dependencies: $t" "its package $p is neither essential nor in Depends ($(tr '\n' ' ' <<<"$deps"))"
+	fi
+done
 
 # pkg_alive PID: the process runs (a zombie does not: the container's
 # PID 1 may not reap what start-stop-daemon left to it).
@@ -311,10 +339,40 @@ lighty-enable-mod idemorders >/dev/null 2>&1
 [[ -L /etc/apache2/conf-enabled/idemorders.conf && -L /etc/lighttpd/conf-enabled/50-idemorders.conf ]] &&
     ok "a2enconf idemorders, lighty-enable-mod idemorders" ||
     fail "enable snippets" "$(ls /etc/apache2/conf-enabled /etc/lighttpd/conf-enabled | tr '\n' ' ')"
+# Without systemd the init script runs the service: remove must stop it.
+if /etc/init.d/idemorders start >"$T_TMP/init" 2>&1; then
+	INIT_PID=$(cat /run/idemorders.pid)
+	ok "init script: started before the remove (pid $INIT_PID)"
+else
+	fail "init start before remove" "$(tr '\n' ' ' <"$T_TMP/init")"
+	INIT_PID=
+fi
 if DEBIAN_FRONTEND=noninteractive dpkg -r idemorders >"$T_TMP/remove" 2>&1; then
 	ok "dpkg -r idemorders"
 else
 	fail "dpkg -r" "$(tail -n 5 "$T_TMP/remove" | tr '\n' ' ')"
+fi
+[[ -n $INIT_PID ]] && ! pkg_alive "$INIT_PID" && [[ ! -e /run/idemorders.pid ]] &&
+    ok "remove stopped the service the init script ran (pid $INIT_PID gone, no /run/idemorders.pid)" ||
+    fail "remove: the service" "pid '$INIT_PID' alive: $(pkg_alive "$INIT_PID" && echo yes || echo no), $(ls /run/idemorders.pid 2>&1); remove said: $(grep -i 'idemorders\|invoke-rc' "$T_TMP/remove" | tr '\n' ' ' | cut -c1-300)"
+[[ -n $INIT_PID ]] && pkg_alive "$INIT_PID" && kill -TERM "$INIT_PID"
+grep -qi 'debconf:\|perl: warning\|falling back to' "$T_TMP/remove" &&
+    fail "remove, non-interactive" "debconf warned: $(grep -i 'debconf:\|perl:\|falling' "$T_TMP/remove" | tr '\n' ' ')" ||
+    ok "remove, non-interactive: no debconf warning"
+# The cron line stays (a conffile); with the binary gone it must do
+# nothing, not fail every 15 minutes.  Run as cron runs it: its command
+# field, \% unescaped, as its user, with its SHELL and PATH.
+cronline=$(grep -P '^[^#\s]\S* \S+ \S+ \S+ \S+\t' /etc/cron.d/idemorders-expire | tail -n 1)
+croncmd=$(cut -f3- <<<"$cronline" | sed 's/\\%/%/g')
+cronuser=$(cut -f2 <<<"$cronline")
+if [[ -z $croncmd ]]; then
+	fail "cron line after remove" "no line in /etc/cron.d/idemorders-expire"
+else
+	out=$(cd / && runuser -u "$cronuser" -- env -i SHELL=/bin/sh PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	    /bin/sh -c "$croncmd" 2>&1)
+	rc=$?
+	[[ $rc -eq 0 && -z $out ]] && ok "after remove the kept cron line does nothing (exit 0, no output for cron to mail)" ||
+	    fail "cron line after remove" "exit $rc: $out"
 fi
 [[ ! -e /etc/apache2/conf-enabled/idemorders.conf && ! -L /etc/apache2/conf-enabled/idemorders.conf ]] &&
     ok "remove: the Apache snippet is disabled" || fail "remove" "/etc/apache2/conf-enabled/idemorders.conf is still there"
@@ -443,6 +501,12 @@ if pkg_mariadb; then
 	grants=$(mydb "SHOW GRANTS FOR idemorders@localhost" | tr '\n' ' ')
 	[[ $grants != *'ON `idemorders`.*'* ]] && ok "purge revoked the user's access" ||
 	    fail "dbconfig-common: purge" "grants left: $grants"
+	[[ $(mydb "SELECT COUNT(*) FROM mysql.user WHERE User = 'idemorders'") == 0 ]] &&
+	    ok "purge dropped the database account idemorders@localhost with the database" ||
+	    fail "dbconfig-common: purge" "the account is still there: $(mydb "SELECT CONCAT(User, '@', Host) FROM mysql.user WHERE User = 'idemorders'" | tr '\n' ' ')"
+	grep -qi 'debconf:\|perl: warning\|falling back to' "$T_TMP/dbc-purge" &&
+	    fail "purge, non-interactive" "debconf warned: $(grep -i 'debconf:\|perl:\|falling' "$T_TMP/dbc-purge" | tr '\n' ' ')" ||
+	    ok "purge, non-interactive: no debconf warning"
 	[[ ! -e /etc/dbconfig-common/idemorders.conf && ! -e /etc/idemorders/db-password ]] &&
 	    ok "purge removed dbconfig-common's record and the password file" ||
 	    fail "dbconfig-common: purge" "$(ls /etc/dbconfig-common/idemorders.conf /etc/idemorders/db-password 2>&1 | tr '\n' ' ')"

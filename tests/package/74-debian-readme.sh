@@ -70,6 +70,13 @@ section() {
 n=$(wc -l <"$T_TMP/commands")
 [[ $n -gt 20 ]] && ok "README.md: $n commands in \"Install on Debian\" and \"After a deploy\"" ||
     { fail "README commands" "only $n found"; finish; }
+# What a command runs is installed by an earlier one: htpasswd comes
+# with apache2-utils (apache2 brings it).
+h=$(grep -n -m1 '^htpasswd ' "$T_TMP/commands" | cut -d: -f1)
+a=$(grep -n -m1 -E '^apt-get install .*\<apache2(-utils)?\>' "$T_TMP/commands" | cut -d: -f1)
+[[ -n $h && -n $a && $a -lt $h ]] &&
+    ok "README: apache2 (htpasswd's apache2-utils) is installed (command $a) before htpasswd runs (command $h)" ||
+    fail "README: htpasswd before its package" "htpasswd is command ${h:-none}, apt-get install apache2 or apache2-utils ${a:-none}"
 if grep -n 'sudo\|/usr/local\|/etc/idemorders\.conf' "$T_TMP/commands" >"$T_TMP/bad"; then
 	fail "README commands: paths" "$(tr '\n' ' ' <"$T_TMP/bad")"
 else

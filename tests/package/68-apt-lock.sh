@@ -36,6 +36,7 @@ hold() {
 
 # lib FUNCTION ARGS...: a function of tools/lib/common.sh, as tools/dev runs it.
 lib() {
+	# shellcheck disable=SC2034 # common.sh reads PROG
 	(PROG=dev; . "$REPO/tools/lib/common.sh" && "$@")
 }
 
