@@ -401,12 +401,12 @@ store_read_cancel(MYSQL_RES *order, MYSQL_RES *items, unsigned long long id,
 /*
  * A cancel's writes: put each item's quantity back (and count it as
  * restocked), guarded to stop the batch unless every one of the nitems
- * stock rows changed; mark the order CANCELLED, guarded to stop it
- * unless the order was still CREATED.
+ * stock rows changed; mark the order CANCELLED by key, guarded to stop
+ * it unless the order was still CREATED.
  */
 int
 store_batch_cancel(struct db_batch *b, unsigned long long id, size_t nitems,
-    time_t cancelled, const char *reason, size_t reason_len)
+    time_t cancelled, const char *key, const char *reason, size_t reason_len)
 {
 	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s JOIN order_items i "
 	    "ON i.sku = s.sku SET s.available = s.available + i.qty, "
@@ -417,6 +417,8 @@ store_batch_cancel(struct db_batch *b, unsigned long long id, size_t nitems,
 	    "'CANCELLED', cancelled_at = FROM_UNIXTIME(%lld), cancel_reason = ",
 	    (long long)cancelled) == -1 ||
 	    db_batch_hex(b, reason, reason_len) == -1 ||
+	    buf_adds(&b->sql, ", cancel_key = ") != BUF_OK ||
+	    db_batch_hex(b, key, strlen(key)) == -1 ||
 	    buf_printf(&b->sql, " WHERE id = %llu AND status = 'CREATED'",
 	    id) != BUF_OK)
 		return -1;

@@ -43,7 +43,7 @@ int	store_batch_cancel_lock(struct db_batch *, unsigned long long,
 int	store_read_cancel(MYSQL_RES *, MYSQL_RES *, unsigned long long,
 	    struct order_view *, char *, size_t, long long *);
 int	store_batch_cancel(struct db_batch *, unsigned long long, size_t,
-	    time_t, const char *, size_t);
+	    time_t, const char *, const char *, size_t);
 int	store_order_by_key(struct db *, const char *, const char *,
 	    unsigned long long *);
 

@@ -206,7 +206,8 @@ test_cancel_and_replay(void)
 	    "idempotency_records WHERE idem_key = '%s' AND resource_id = "
 	    "'o-%llu'", key, id), 1);
 	CU_ASSERT_EQUAL(dbtest_scalar(&admin, "SELECT COUNT(*) FROM orders "
-	    "WHERE id = %llu AND cancel_reason = 'changed my mind'", id), 1);
+	    "WHERE id = %llu AND cancel_reason = 'changed my mind' AND "
+	    "cancel_key = '%s'", id, key), 1);
 
 	/* The same key: the same answer, byte for byte; no second restock. */
 	cancel("dbtest", key, id, "{\"reason\":\"changed my mind\"}", &r2);
