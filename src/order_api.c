@@ -184,6 +184,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	char			 ferr[256];
 #endif
 
+	req->operation = MOP_CREATE_ORDER;
 	in = calloc(1, sizeof(*in));
 	if (in == NULL) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
@@ -256,6 +257,7 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 	char			 ferr[256];
 #endif
 
+	req->operation = MOP_CANCEL_ORDER;
 	memset(&in, 0, sizeof(in));
 	if (idem_key_parse(req->idempotency_key, key, &p) == -1 ||
 	    ((req->body_len > 0 || req->body_too_large ||
