@@ -274,7 +274,7 @@ static enum engine_step
 answer_from_record(struct engine *c, int replayed, struct response *resp)
 {
 	struct ledger_record	 rec;
-	enum engine_step		 a;
+	enum engine_step	 a;
 	int			 rc;
 
 	ledger_record_init(&rec);
@@ -400,7 +400,7 @@ static enum engine_step
 answer_from_read(struct engine *c, MYSQL_RES *res, struct response *resp)
 {
 	struct ledger_record	 rec;
-	enum engine_step		 a = ENGINE_NEXT;
+	enum engine_step	 a = ENGINE_NEXT;
 
 	if (res == NULL)
 		return ENGINE_NEXT;
@@ -488,16 +488,17 @@ claim_stopped(struct engine *c, int rc, int read,
  * unique key alone decides, and its id names the order), set the
  * savepoint and add the operation's reads (a create's: the stock rows,
  * without a lock: the lock is taken by the final round trip, so no row
- * stays locked while answers travel and the rules are judged).  A fault planned at the conflict read
- * leaves the read out (the old fresh read after the duplicate is where
- * it acts); one planned after the ledger insert splits the batch there.
+ * stays locked while answers travel and the rules are judged).  A fault
+ * planned at the conflict read leaves the read out (the old fresh read
+ * after the duplicate is where it acts); one planned after the ledger
+ * insert splits the batch there.
  */
 static enum engine_step
 step_claim_read(struct engine *c, struct response *resp)
 {
-	struct db_batch	*b = &c->batch;
+	struct db_batch		*b = &c->batch;
 	enum engine_step	 a;
-	int		 rc, first, read = -1, claim;
+	int			 rc, first, read = -1, claim;
 
 	db_batch_reset(b);
 	if (!FAULT_PLANNED(c->req->fault, FP_CONFLICT_READ)) {
@@ -516,8 +517,8 @@ step_claim_read(struct engine *c, struct response *resp)
 			return claim_stopped(c, rc, read, resp);
 		c->claimed = 1;
 		c->id = b->insert_id[claim];
-		a = engine_fault_at(c, FP_AFTER_LEDGER_INSERT, "after_ledger_insert",
-		    resp);
+		a = engine_fault_at(c, FP_AFTER_LEDGER_INSERT,
+		    "after_ledger_insert", resp);
 		if (a != ENGINE_NEXT)
 			return a;
 		db_batch_reset(b);

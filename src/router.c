@@ -53,8 +53,8 @@ router_match(const char *mount, const char *uri, const char *method,
 			    memcmp(rest + plen - flen, fixed, flen) != 0)
 				continue;
 			seglen = plen - 1 - flen;
-			if (seglen == 0 || memchr(rest + 1, '/', seglen) != NULL ||
-			    seglen > ROUTE_ARG_MAX)
+			if (seglen == 0 || seglen > ROUTE_ARG_MAX ||
+			    memchr(rest + 1, '/', seglen) != NULL)
 				continue;
 			memcpy(m->arg, rest + 1, seglen);
 			m->arg[seglen] = '\0';

@@ -335,7 +335,8 @@ store_batch_cancel_lock(struct db_batch *b, unsigned long long id,
     const char *principal)
 {
 	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT status, currency, amount, "
-	    "shipping, note, DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
+	    "shipping, note, "
+	    "DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
 	    "UNIX_TIMESTAMP(created_at) FROM orders WHERE id = %llu AND "
 	    "principal_id = ", id) == -1 ||
 	    db_batch_hex(b, principal, strlen(principal)) == -1 ||

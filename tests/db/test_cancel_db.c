@@ -100,7 +100,8 @@ cancel_on(struct db *db, const char *principal, const char *key,
 	struct cancel_input	 in;
 	struct cancel_request	 cr;
 	struct problem		 p;
-	char			 fp[FINGERPRINT_HEX_LEN + 1], oid[ORDER_ID_MAX];
+	char			 fp[FINGERPRINT_HEX_LEN + 1];
+	char			 oid[ORDER_ID_MAX];
 	int			 attempts = 0;
 
 	memset(&in, 0, sizeof(in));
