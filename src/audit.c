@@ -64,6 +64,11 @@ struct audit_check {
 /* Byte-exact equality of two string columns, whatever their collation. */
 #define SAME(a, b)	"CAST(" a " AS BINARY) = CAST(" b " AS BINARY)"
 
+/* The quantity of stock row s in cancelled orders (an index lookup). */
+#define CANCELLED_QTY	"(SELECT IFNULL(SUM(i.qty), 0) FROM order_items i " \
+	"JOIN orders o ON o.id = i.order_id WHERE i.sku = s.sku " \
+	"AND o.status = 'CANCELLED')"
+
 static const struct audit_check checks[] = {
 	{ "order_without_ledger",
 	  "orders whose key has no ledger row naming them (SUCCEEDED or an "
@@ -108,6 +113,49 @@ static const struct audit_check checks[] = {
 	  "AND r.operation = 'create-order' AND (r.status = 'SUCCEEDED' "
 	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
 	  "AND o.id IS NULL" },
+	{ "cancelled_without_ledger",
+	  "cancelled orders whose cancel key has no cancel-order ledger row "
+	  "naming them (SUCCEEDED or an EXPIRED tombstone) and is too young "
+	  "to have been purged",
+	  AP_PURGE_AGE,
+	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
+	  "' cancel_key=', IFNULL(o.cancel_key, 'NULL'), ' cancelled_at=', "
+	  "IFNULL(o.cancelled_at, 'NULL'), IF(r.id IS NULL, ' no ledger row', "
+	  "CONCAT(' ledger-', r.id, ' is ', r.status, ' naming ', "
+	  "IFNULL(r.resource_id, 'no order')))) "
+	  "FROM orders o LEFT JOIN idempotency_records r "
+	  "ON r.principal_id = o.principal_id AND r.operation = 'cancel-order' "
+	  "AND r.idem_key = o.cancel_key "
+	  "AND " SAME("r.principal_id", "o.principal_id") " "
+	  "AND " SAME("r.idem_key", "o.cancel_key") " "
+	  "WHERE o.status = 'CANCELLED' AND o.created_at >= FROM_UNIXTIME(@S) "
+	  "AND ((r.id IS NULL AND (o.cancelled_at IS NULL OR o.cancelled_at > "
+	  "UTC_TIMESTAMP(6) - INTERVAL @P SECOND)) "
+	  "OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
+	  "AND r.resource_id <=> CONCAT('o-', o.id))))" },
+	{ "cancel_without_cancelled_order",
+	  "SUCCEEDED cancel-order ledger rows (or tombstones naming an order) "
+	  "whose order is not one of the same principal cancelled by that key",
+	  AP_NONE,
+	  "SELECT CONCAT('ledger-', r.id), CONCAT('principal=', r.principal_id, "
+	  "' key=', r.idem_key, ' status=', r.status, ' resource_id=', "
+	  "IFNULL(r.resource_id, 'NULL')) "
+	  "FROM idempotency_records r LEFT JOIN orders o "
+	  "ON o.id = CAST(SUBSTRING(r.resource_id, 3) AS UNSIGNED) "
+	  "AND CONCAT('o-', o.id) = r.resource_id "
+	  "AND " SAME("o.principal_id", "r.principal_id") " "
+	  "AND " SAME("o.cancel_key", "r.idem_key") " "
+	  "AND o.status = 'CANCELLED' "
+	  "WHERE r.created_at >= FROM_UNIXTIME(@S) "
+	  "AND r.operation = 'cancel-order' AND (r.status = 'SUCCEEDED' "
+	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
+	  "AND o.id IS NULL" },
+	{ "restock_mismatch",
+	  "stock rows whose restocked count is not the quantity of their "
+	  "items in cancelled orders (a cancel restocked twice, or not at all)",
+	  AP_NONE,
+	  "SELECT s.sku, CONCAT('restocked=', s.restocked, ' cancelled=', "
+	  CANCELLED_QTY ") FROM stock s WHERE s.restocked <> " CANCELLED_QTY },
 	{ "order_without_items",
 	  "orders with no order_items row",
 	  AP_NONE,

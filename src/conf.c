@@ -153,6 +153,7 @@ static const struct conf_key conf_keys[] = {
 	{ "schema_dir",		T_PATH,		F(schema_dir), 0, 0 },
 	{ "key_retention",	T_LDURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
 	{ "tombstone_retention", T_LDURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
+	{ "cancel_window",	T_LDURATION,	F(cancel_window_ms), 0, 36500 * DAY_MS },
 	{ "key_reused_status",	T_REUSED_STATUS, F(key_reused_status), 0, 0 },
 	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0 },
 	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20 },
@@ -187,6 +188,7 @@ conf_defaults(struct conf *c)
 	c->schema_dir = strdup(PKGDATADIR "/schema");
 	c->key_retention_ms = DAY_MS;
 	c->tombstone_retention_ms = 30 * DAY_MS;
+	c->cancel_window_ms = 30 * DAY_MS;
 	c->key_reused_status = 409;
 	c->out_of_stock = OUT_OF_STOCK_FINAL;
 	c->max_attempts = 3;

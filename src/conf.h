@@ -59,6 +59,7 @@ struct conf {
 	/* idempotency */
 	long long	 key_retention_ms;
 	long long	 tombstone_retention_ms;	/* 0: keep for ever */
+	long long	 cancel_window_ms;	/* 0: no limit */
 	int		 key_reused_status;		/* 409 or 422 */
 	enum out_of_stock_policy out_of_stock;
 	int		 max_attempts;

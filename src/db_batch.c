@@ -118,6 +118,20 @@ db_batch_commit(struct db_batch *b)
 	return 0;
 }
 
+/* Set the savepoint an operation's work is undone to. */
+int
+db_batch_savepoint(struct db_batch *b)
+{
+	return db_batch_add(b, 0, "SAVEPOINT order_work");
+}
+
+/* Undo the work back to the savepoint (DB_BATCH_TO_SAVEPOINT). */
+int
+db_batch_to_savepoint(struct db_batch *b)
+{
+	return db_batch_add(b, 0, "%s", DB_BATCH_TO_SAVEPOINT);
+}
+
 /* Append s (len bytes) to the statement being written as X'...'. */
 int
 db_batch_hex(struct db_batch *b, const char *s, size_t len)

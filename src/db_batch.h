@@ -24,6 +24,9 @@ struct db;
 #define DB_ROWS_ANY		(-1)	/* any number of rows changed */
 #define DB_ROWS_RESULT		(-2)	/* a result set (kept for the caller) */
 
+/* An operation's work is undone back to this savepoint. */
+#define DB_BATCH_TO_SAVEPOINT	"ROLLBACK TO SAVEPOINT order_work"
+
 struct db_batch {
 	struct buf		 sql;
 	int			 n;		/* statements */
@@ -43,6 +46,8 @@ int	db_batch_guard(struct db_batch *, long long);
 int	db_batch_guard_found(struct db_batch *, long long);
 int	db_batch_refused(const struct db *, const struct db_batch *, int);
 int	db_batch_commit(struct db_batch *);
+int	db_batch_savepoint(struct db_batch *);
+int	db_batch_to_savepoint(struct db_batch *);
 int	db_batch_hex(struct db_batch *, const char *, size_t);
 int	db_batch_run(struct db *, struct db_batch *);
 

@@ -16,6 +16,7 @@ struct db_batch;
 struct response;
 
 #define LEDGER_OPERATION_CREATE_ORDER	"create-order"
+#define LEDGER_OPERATION_CANCEL_ORDER	"cancel-order"
 #define LEDGER_RESOURCE_MAX		64
 
 /* The states of a ledger row (column status). */

@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "db.h"
+#include "ledger.h"
 #include "metrics.h"
 
 /*
@@ -32,6 +33,7 @@ struct metrics_cell {
 
 struct metrics_shm {
 	atomic_ullong		 requests[OUTCOME_COUNT];
+	atomic_ullong		 operation_requests[MOP_COUNT][OUTCOME_COUNT];
 	atomic_ullong		 attempts;
 	atomic_ullong		 duration_buckets[METRICS_BUCKETS + 1];
 	atomic_ullong		 duration_sum_us;
@@ -53,6 +55,13 @@ const double metrics_bucket_le[METRICS_BUCKETS] = {
 static const char *const bucket_le_text[METRICS_BUCKETS] = {
 	"0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",
 	"0.5", "1", "2.5", "5", "10",
+};
+
+/* The operation label values (the ledger's operation column). */
+static const char *const operation_names[MOP_COUNT] = {
+	[MOP_NONE] = NULL,
+	[MOP_CREATE_ORDER] = LEDGER_OPERATION_CREATE_ORDER,
+	[MOP_CANCEL_ORDER] = LEDGER_OPERATION_CANCEL_ORDER,
 };
 
 /* The db_err class counted under each label, in label order. */
@@ -197,6 +206,20 @@ metrics_request_end(int status, enum outcome outcome, int attempts, double ms)
 }
 
 /*
+ * Count an answered request under its operation too (its outcome
+ * labelled as metrics_request_end() labels it); MOP_NONE: nothing.
+ */
+void
+metrics_operation_end(enum metrics_operation op, int status,
+    enum outcome outcome)
+{
+	if (shm == NULL || op <= MOP_NONE || op >= MOP_COUNT)
+		return;
+	atomic_fetch_add_explicit(&shm->operation_requests[op][
+	    metrics_label_of(status, outcome)], 1, memory_order_relaxed);
+}
+
+/*
  * Count a request that met a database failure, by the class of its last
  * one (an enum db_err; DB_OK counts nothing).
  */
@@ -230,7 +253,7 @@ metrics_stock_changed(void)
 void
 metrics_snapshot(struct metrics_snapshot *s)
 {
-	int	 i;
+	int	 i, j;
 
 	memset(s, 0, sizeof(*s));
 	if (shm == NULL)
@@ -238,6 +261,11 @@ metrics_snapshot(struct metrics_snapshot *s)
 	for (i = 0; i < OUTCOME_COUNT; i++)
 		s->requests[i] = atomic_load_explicit(&shm->requests[i],
 		    memory_order_relaxed);
+	for (i = 0; i < MOP_COUNT; i++)
+		for (j = 0; j < OUTCOME_COUNT; j++)
+			s->operation_requests[i][j] = atomic_load_explicit(
+			    &shm->operation_requests[i][j],
+			    memory_order_relaxed);
 	s->attempts = atomic_load_explicit(&shm->attempts,
 	    memory_order_relaxed);
 	for (i = 0; i <= METRICS_BUCKETS; i++)
@@ -335,13 +363,24 @@ int
 metrics_render(const struct metrics_snapshot *s, struct buf *b)
 {
 	unsigned long long	 cum = 0;
-	int			 i, rc;
+	int			 i, op, rc;
 
 	rc = family(b, "idemorders_requests_total", "counter",
 	    "Requests answered by the workers, by outcome.");
 	for (i = OUTCOME_LABEL_FIRST; rc == BUF_OK && i < OUTCOME_COUNT; i++)
 		rc = buf_printf(b, "idemorders_requests_total{outcome=\"%s\"} "
 		    "%llu\n", outcome_name(i), s->requests[i]);
+	if (rc == BUF_OK)
+		rc = family(b, "idemorders_operation_requests_total", "counter",
+		    "Requests answered by the handler of an operation of the "
+		    "ledger, by operation and outcome.");
+	for (op = MOP_NONE + 1; rc == BUF_OK && op < MOP_COUNT; op++)
+		for (i = OUTCOME_LABEL_FIRST; rc == BUF_OK &&
+		    i < OUTCOME_COUNT; i++)
+			rc = buf_printf(b, "idemorders_operation_requests_total"
+			    "{operation=\"%s\",outcome=\"%s\"} %llu\n",
+			    operation_names[op], outcome_name(i),
+			    s->operation_requests[op][i]);
 	if (rc == BUF_OK)
 		rc = counter(b, "idemorders_attempts_total", "Database "
 		    "transaction attempts made for POST requests.",

@@ -42,6 +42,18 @@ enum metrics_db_class {
 	MDB_COUNT,
 };
 
+/*
+ * The label values of idemorders_operation_requests_total{operation=...}:
+ * the operations of the ledger (ledger.h), each request counted under
+ * the one whose handler answered it.
+ */
+enum metrics_operation {
+	MOP_NONE = 0,		/* no operation: not counted there */
+	MOP_CREATE_ORDER,
+	MOP_CANCEL_ORDER,
+	MOP_COUNT,
+};
+
 /* Upper bounds of the duration buckets, seconds; +Inf comes after. */
 #define METRICS_BUCKETS		13
 extern const double metrics_bucket_le[METRICS_BUCKETS];
@@ -49,6 +61,7 @@ extern const double metrics_bucket_le[METRICS_BUCKETS];
 /* A copy of the counters, read one by one (not one atomic snapshot). */
 struct metrics_snapshot {
 	unsigned long long	 requests[OUTCOME_COUNT];	/* by label */
+	unsigned long long	 operation_requests[MOP_COUNT][OUTCOME_COUNT];
 	unsigned long long	 attempts;
 	unsigned long long	 duration_buckets[METRICS_BUCKETS + 1];
 					/* per bucket, not cumulative */
@@ -66,6 +79,7 @@ void	metrics_worker_started(void);
 void	metrics_worker_exited(pid_t, int);
 void	metrics_request_begin(void);
 void	metrics_request_end(int, enum outcome, int, double);
+void	metrics_operation_end(enum metrics_operation, int, enum outcome);
 void	metrics_db_error(int);
 void	metrics_stock_changed(void);
 void	metrics_snapshot(struct metrics_snapshot *);

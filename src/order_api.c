@@ -13,6 +13,7 @@
 #include "media_type.h"
 #include "metrics.h"
 #include "order_api.h"
+#include "order_cancel.h"
 #include "order_create.h"
 #include "order_input.h"
 #include "order_view.h"
@@ -183,6 +184,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	char			 ferr[256];
 #endif
 
+	req->operation = MOP_CREATE_ORDER;
 	in = calloc(1, sizeof(*in));
 	if (in == NULL) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
@@ -229,6 +231,82 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 out:
 	order_input_clear(in);
 	free(in);
+	return result;
+}
+
+/*
+ * POST /orders/{orderId}/cancel: the request checks of a create (key,
+ * media type when there is a body, size, JSON, schema), then the order
+ * id (not one: 404 ORDER_NOT_FOUND, nothing written), then the
+ * transaction.  No check failure writes anything to the database.
+ */
+static enum handler_result
+handle_cancel(struct db *db, const struct conf *conf, struct request *req,
+    const char *arg, struct response *resp)
+{
+	char			 key[IDEM_KEY_MAX + 1];
+	char			 order_id[ORDER_ID_MAX];
+	struct cancel_input	 in;
+	struct cancel_request	 cr;
+	struct problem		 p;
+	char			 fp[FINGERPRINT_HEX_LEN + 1];
+	unsigned long long	 id;
+	enum handler_result	 result = HANDLER_ANSWER;
+#ifdef ENABLE_FAULT_INJECTION
+	struct fault_plan	 plan;
+	char			 ferr[256];
+#endif
+
+	req->operation = MOP_CANCEL_ORDER;
+	memset(&in, 0, sizeof(in));
+	if (idem_key_parse(req->idempotency_key, key, &p) == -1 ||
+	    ((req->body_len > 0 || req->body_too_large ||
+	    (req->content_type != NULL && req->content_type[0] != '\0')) &&
+	    media_type_json(req->content_type, &p) == -1)) {
+		response_problem(resp, &p);
+		return HANDLER_ANSWER;
+	}
+	memcpy(req->log_key, key, strlen(key) + 1);
+	if (req->body_too_large) {
+		response_error(resp, 413, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
+		    "exceeds %zu bytes", conf->max_body_bytes);
+		return HANDLER_ANSWER;
+	}
+	if (order_id_parse(arg, &id) == -1) {
+		response_error(resp, 404, PROBLEM_ORDER_NOT_FOUND, "no order "
+		    "with this id");
+		return HANDLER_ANSWER;
+	}
+	order_id_format(order_id, sizeof(order_id), id);
+	if (cancel_input_parse(&in, order_id, req->body ? req->body : "",
+	    req->body_len, &p) == -1) {
+		response_problem(resp, &p);
+		return HANDLER_ANSWER;
+	}
+	if (fingerprint(LEDGER_OPERATION_CANCEL_ORDER, req->principal,
+	    in.canonical, in.canonical_len, fp) == -1) {
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "fingerprint "
+		    "failed");
+		goto out;
+	}
+	memset(&cr, 0, sizeof(cr));
+	cr.principal = req->principal;
+	cr.key = key;
+	cr.order = id;
+	cr.in = &in;
+	cr.fingerprint = fp;
+#ifdef ENABLE_FAULT_INJECTION
+	if (fault_parse(&plan, req->fault, ferr, sizeof(ferr)) == -1) {
+		response_error(resp, 400, PROBLEM_FAULT_SPEC_INVALID, "%s",
+		    ferr);
+		goto out;
+	}
+	cr.fault = &plan;
+#endif
+	if (order_cancel(db, conf, &cr, resp, &req->attempts) == CREATE_DROP)
+		result = HANDLER_DROP;
+out:
+	cancel_input_clear(&in);
 	return result;
 }
 
@@ -292,6 +370,9 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		break;
 	case ROUTE_ORDERS:
 		result = handle_create(db, conf, req, resp);
+		break;
+	case ROUTE_CANCEL:
+		result = handle_cancel(db, conf, req, m.arg, resp);
 		break;
 	default:
 		break;

@@ -1,6 +1,6 @@
 /*
- * POST /orders: one key, one order.  The whole transaction lives in
- * order_create.c.
+ * POST /orders: one key, one order, an operation of the engine
+ * (engine.h); its steps live in order_create.c.
  */
 #ifndef IDEMORDERS_ORDER_CREATE_H
 #define IDEMORDERS_ORDER_CREATE_H

@@ -407,3 +407,96 @@ out:
 	json_object_put(root);
 	return rv;
 }
+
+/*
+ * The POST /orders/{orderId}/cancel body: empty, or an object with at
+ * most "reason" (a string of at most ORDER_REASON_MAX bytes, default
+ * ""), and the canonical form over the order id and the reason.
+ */
+static const char *const cancel_members[] = {
+	"reason",
+};
+
+/* Write the canonical form of a validated cancel into in->canonical. */
+static int
+cancel_canonicalize(struct cancel_input *in, const char *order_id,
+    struct problem *pb)
+{
+	struct buf	 b;
+	int		 rv = -1;
+
+	buf_init(&b, CANONICAL_MAX);
+	if (buf_adds(&b, "{\"orderId\":") == 0 &&
+	    buf_add_json_string(&b, order_id, strlen(order_id)) == 0 &&
+	    buf_adds(&b, ",\"reason\":") == 0 &&
+	    buf_add_json_string(&b, in->reason, in->reason_len) == 0 &&
+	    buf_addc(&b, '}') == 0)
+		in->canonical = buf_detach(&b, &in->canonical_len);
+	if (in->canonical != NULL)
+		rv = 0;
+	else
+		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR,
+		    "cannot build the canonical request");
+	buf_free(&b);
+	return rv;
+}
+
+/*
+ * Parse and validate a cancel's body of len bytes (0: no body) for the
+ * order order_id ("o-N") into in, which the caller zeroes first and
+ * releases with cancel_input_clear().  400 MALFORMED_JSON or 400
+ * VALIDATION_FAILED on failure, with nothing left allocated.
+ */
+int
+cancel_input_parse(struct cancel_input *in, const char *order_id,
+    const char *body, size_t len, struct problem *pb)
+{
+	struct json_object	*root = NULL, *v;
+	const char		*s = "";
+	size_t			 n = 0;
+	int			 rv = -1;
+
+	if (len > 0) {
+		root = json_strict_parse(body, len, ORDER_JSON_DEPTH, pb);
+		if (root == NULL)
+			goto out;
+		if (check_members(root, cancel_members, 1, "", pb) == -1)
+			goto out;
+		if (json_object_object_get_ex(root, "reason", &v)) {
+			if (get_string(v, "reason", &s, &n, pb) == -1)
+				goto out;
+			if (n > ORDER_REASON_MAX) {
+				problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+				    "reason must be at most %d bytes, not %zu",
+				    ORDER_REASON_MAX, n);
+				goto out;
+			}
+		}
+	}
+	in->reason = malloc(n + 1);
+	if (in->reason == NULL) {
+		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR, "out of memory");
+		goto out;
+	}
+	memcpy(in->reason, s, n);
+	in->reason[n] = '\0';
+	in->reason_len = n;
+	if (cancel_canonicalize(in, order_id, pb) == -1)
+		goto out;
+	rv = 0;
+out:
+	if (rv == -1)
+		cancel_input_clear(in);
+	json_object_put(root);
+	return rv;
+}
+
+/* Release what cancel_input_parse() allocated. */
+void
+cancel_input_clear(struct cancel_input *in)
+{
+	free(in->reason);
+	free(in->canonical);
+	in->reason = in->canonical = NULL;
+	in->reason_len = in->canonical_len = 0;
+}

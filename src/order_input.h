@@ -1,5 +1,5 @@
 /*
- * The POST /orders body as a pure function of
+ * The POST /orders body (and a cancel's) as a pure function of
  * bytes: the order schema on the tree of the strict JSON reader
  * (json_strict.h), and the canonical form the fingerprint is computed
  * over (fingerprint.h).  Nothing here touches FastCGI or the database.
@@ -17,6 +17,7 @@
 #define ORDER_AMOUNT_MAX	1000000000000000LL	/* 10^15 minor units */
 #define ORDER_NOTE_MAX		500			/* characters */
 #define ORDER_JSON_DEPTH	8
+#define ORDER_REASON_MAX	500			/* bytes */
 
 enum shipping {
 	SHIPPING_STANDARD = 0,
@@ -51,5 +52,17 @@ int	order_input_parse(struct order_input *, const char *, size_t,
 void	order_input_clear(struct order_input *);
 
 const char *shipping_name(enum shipping);
+
+/* The POST /orders/{orderId}/cancel body: {"reason": "..."} or none. */
+struct cancel_input {
+	char			*reason;	/* owned, valid UTF-8 */
+	size_t			 reason_len;	/* bytes */
+	char			*canonical;	/* owned canonical JSON */
+	size_t			 canonical_len;
+};
+
+int	cancel_input_parse(struct cancel_input *, const char *, const char *,
+	    size_t, struct problem *);
+void	cancel_input_clear(struct cancel_input *);
 
 #endif

@@ -33,7 +33,12 @@ order_view_render(const struct order_view *o, struct buf *out)
 		rc = buf_add_json_string(out, o->note ? o->note : "",
 		    o->note ? o->note_len : 0);
 	if (rc == 0)
-		rc = buf_printf(out, ",\"createdAt\":\"%s\"}", o->created_at);
+		rc = buf_printf(out, ",\"createdAt\":\"%s\"", o->created_at);
+	if (rc == 0 && o->cancelled_at[0] != '\0')
+		rc = buf_printf(out, ",\"cancelledAt\":\"%s\"",
+		    o->cancelled_at);
+	if (rc == 0)
+		rc = buf_addc(out, '}');
 	return rc;
 }
 

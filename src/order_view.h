@@ -25,6 +25,7 @@ struct order_view {
 	const char		*note;		/* borrowed */
 	size_t			 note_len;
 	char			 created_at[32];	/* RFC 3339 UTC */
+	char			 cancelled_at[32];	/* "": not cancelled */
 	size_t			 nitems;
 	struct order_view_item	 items[ORDER_ITEMS_MAX];
 };

@@ -9,6 +9,7 @@ static const char *const outcome_names[OUTCOME_COUNT] = {
 	[OUTCOME_NONE] = NULL,
 	[OUTCOME_ERROR] = "error",
 	[OUTCOME_CREATED] = "created",
+	[OUTCOME_CANCELLED] = "cancelled",
 	[OUTCOME_REPLAYED] = "replayed",
 	[OUTCOME_RECOVERED] = "recovered",
 	[OUTCOME_CONFLICT] = "conflict",

@@ -12,6 +12,7 @@ enum outcome {
 
 	/* The metrics labels, in the order of the exposition. */
 	OUTCOME_CREATED,
+	OUTCOME_CANCELLED,
 	OUTCOME_REPLAYED,
 	OUTCOME_RECOVERED,
 	OUTCOME_CONFLICT,

@@ -26,6 +26,7 @@ struct request {
 	/* Filled by the handler for the request log. */
 	char		 log_key[REQUEST_LOG_KEY_MAX + 1];	/* "": none */
 	int		 attempts;
+	int		 operation;	/* enum metrics_operation, 0: none */
 };
 
 /* What the worker does with the response a handler made. */

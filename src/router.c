@@ -6,7 +6,9 @@
 
 struct route {
 	enum route_id	 id;
-	const char	*pattern;	/* after the mount; "*" is one segment */
+	const char	*pattern;	/* after the mount; a leading "/" and
+					   "*" is one segment, then a fixed
+					   rest, if any */
 	const char	*methods[3];
 	const char	*allow;
 	int		 needs_principal;
@@ -18,6 +20,7 @@ static const struct route routes[] = {
 	{ ROUTE_HEALTH, "/_health", { "GET", "HEAD" }, "GET, HEAD", 0 },
 	{ ROUTE_METRICS, "/_metrics", { "GET", "HEAD" }, "GET, HEAD", 0 },
 	{ ROUTE_ORDER, "/*", { "GET", "HEAD" }, "GET, HEAD", 1 },
+	{ ROUTE_CANCEL, "/*/cancel", { "POST" }, "POST", 1 },
 };
 
 /* Match the path part of uri under mount and the method against routes. */
@@ -26,8 +29,8 @@ router_match(const char *mount, const char *uri, const char *method,
     struct route_match *m)
 {
 	const struct route	*r;
-	const char		*rest;
-	size_t			 i, j, mlen, plen, seglen;
+	const char		*rest, *fixed;
+	size_t			 i, j, mlen, plen, seglen, flen;
 
 	memset(m, 0, sizeof(*m));
 	m->id = ROUTE_NONE;
@@ -43,12 +46,15 @@ router_match(const char *mount, const char *uri, const char *method,
 	plen -= mlen;
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		r = &routes[i];
-		if (strcmp(r->pattern, "/*") == 0) {
-			if (plen < 2 || rest[0] != '/')
+		if (strncmp(r->pattern, "/*", 2) == 0) {
+			fixed = r->pattern + 2;
+			flen = strlen(fixed);
+			if (plen < 2 + flen || rest[0] != '/' ||
+			    memcmp(rest + plen - flen, fixed, flen) != 0)
 				continue;
-			seglen = plen - 1;
-			if (memchr(rest + 1, '/', seglen) != NULL ||
-			    seglen > ROUTE_ARG_MAX)
+			seglen = plen - 1 - flen;
+			if (seglen == 0 || seglen > ROUTE_ARG_MAX ||
+			    memchr(rest + 1, '/', seglen) != NULL)
 				continue;
 			memcpy(m->arg, rest + 1, seglen);
 			m->arg[seglen] = '\0';

@@ -15,6 +15,7 @@ enum route_id {
 	ROUTE_ORDERS,		/* the collection: POST creates */
 	ROUTE_HEALTH,		/* GET health */
 	ROUTE_ORDER,		/* one order: GET */
+	ROUTE_CANCEL,		/* one order's cancel: POST */
 	ROUTE_METRICS,		/* GET the pool's counters (metrics = on) */
 };
 

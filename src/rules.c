@@ -84,3 +84,37 @@ rules_backoff_ms(const struct conf *conf, int n)
 {
 	return random() % (rules_backoff_cap(conf, n) + 1);
 }
+
+/*
+ * Judge whether an order may be cancelled, on its row locked FOR UPDATE:
+ * found (the principal's own), its status, and its age (now - created, in
+ * seconds) within the cancel window (cancel_window_ms, 0: no limit).
+ * Returns 0 when it may, else -1 with the rule broken in p.
+ */
+int
+rules_cancel_judge(int found, const char *status, long long age_s,
+    long long window_ms, struct problem *p)
+{
+	if (!found) {
+		problem_set(p, 404, PROBLEM_ORDER_NOT_FOUND, "no order with "
+		    "this id");
+		return -1;
+	}
+	if (strcmp(status, "CANCELLED") == 0) {
+		problem_set(p, 409, PROBLEM_ORDER_ALREADY_CANCELLED, "this "
+		    "order was already cancelled (by another request)");
+		return -1;
+	}
+	if (strcmp(status, "CREATED") != 0) {
+		problem_set(p, 409, PROBLEM_ORDER_NOT_CANCELLABLE, "an order "
+		    "with status %s cannot be cancelled", status);
+		return -1;
+	}
+	if (window_ms > 0 && age_s > window_ms / 1000) {
+		problem_set(p, 409, PROBLEM_ORDER_NOT_CANCELLABLE, "the order "
+		    "was created %lld s ago; an order can be cancelled within "
+		    "%lld s (cancel_window)", age_s, window_ms / 1000);
+		return -1;
+	}
+	return 0;
+}

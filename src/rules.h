@@ -13,6 +13,8 @@ struct stock_row;
 
 int	rules_judge(const struct order_input *, const struct stock_row *,
 	    struct problem *);
+int	rules_cancel_judge(int, const char *, long long, long long,
+	    struct problem *);
 long	rules_backoff_cap(const struct conf *, int);
 long	rules_backoff_ms(const struct conf *, int);
 

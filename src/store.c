@@ -51,13 +51,14 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 {
 	static const char sql[] = "SELECT o.status, o.currency, o.amount, "
 	    "o.shipping, o.note, DATE_FORMAT(o.created_at, "
-	    "'%Y-%m-%dT%H:%i:%sZ'), i.sku, i.qty, i.unit_price "
+	    "'%Y-%m-%dT%H:%i:%sZ'), i.sku, i.qty, i.unit_price, "
+	    "DATE_FORMAT(o.cancelled_at, '%Y-%m-%dT%H:%i:%sZ') "
 	    "FROM orders o JOIN order_items i ON i.order_id = o.id "
 	    "WHERE o.id = ? AND o.principal_id = ? ORDER BY i.sku";
 	MYSQL_STMT		*st;
-	MYSQL_BIND		 p[2], r[9];
-	unsigned long		 len[9];
-	my_bool			 nul[9];
+	MYSQL_BIND		 p[2], r[10];
+	unsigned long		 len[10];
+	my_bool			 nul[10];
 	long long		 oid = (long long)id, amount, price;
 	char			 sku[ORDER_SKU_MAX + 1];
 	struct order_view_item	*it;
@@ -86,6 +87,8 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	db_bind_out_str(&r[6], sku, sizeof(sku) - 1, &len[6], &nul[6]);
 	db_bind_int(&r[7], &qty);
 	db_bind_i64(&r[8], &price);
+	db_bind_out_str(&r[9], v->cancelled_at, sizeof(v->cancelled_at) - 1,
+	    &len[9], &nul[9]);
 	rc = db_bind_result(db, st, r);
 	if (rc != DB_OK) {
 		db_stmt_done(db, st);
@@ -107,6 +110,11 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 		v->note_len = len[4];
 		v->currency[len[1] < 3 ? len[1] : 3] = '\0';
 		v->amount = amount;
+		if (nul[9])
+			v->cancelled_at[0] = '\0';
+		else
+			v->cancelled_at[len[9] < sizeof(v->cancelled_at) ?
+			    len[9] : sizeof(v->cancelled_at) - 1] = '\0';
 	}
 	db_stmt_done(db, st);
 	if (rc < 0)
@@ -315,4 +323,105 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 		    rows[i].unit_price) != BUF_OK)
 			return -1;
 	return 0;
+}
+
+/*
+ * A cancel's reads, locked: the order row of principal (SELECT ... FOR
+ * UPDATE), then its items with their stock rows, in SKU order (the
+ * items' primary key), locking both.  Two statements.
+ */
+int
+store_batch_cancel_lock(struct db_batch *b, unsigned long long id,
+    const char *principal)
+{
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT status, currency, amount, "
+	    "shipping, note, "
+	    "DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
+	    "UNIX_TIMESTAMP(created_at) FROM orders WHERE id = %llu AND "
+	    "principal_id = ", id) == -1 ||
+	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
+	    buf_adds(&b->sql, " FOR UPDATE") != BUF_OK)
+		return -1;
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT STRAIGHT_JOIN i.sku, "
+	    "i.qty, i.unit_price FROM orders o JOIN order_items i ON "
+	    "i.order_id = o.id JOIN stock s ON s.sku = i.sku WHERE o.id = "
+	    "%llu AND o.principal_id = ", id) == -1 ||
+	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
+	    buf_adds(&b->sql, " ORDER BY i.sku FOR UPDATE") != BUF_OK)
+		return -1;
+	return 0;
+}
+
+/*
+ * Fill v (note copied into notebuf of notesz bytes), *status and
+ * *created from the results of store_batch_cancel_lock(): 1, or 0 when
+ * the principal has no such order.
+ */
+int
+store_read_cancel(MYSQL_RES *order, MYSQL_RES *items, unsigned long long id,
+    struct order_view *v, char *notebuf, size_t notesz, long long *created)
+{
+	struct order_view_item	*it;
+	MYSQL_ROW		 row;
+	unsigned long		*len;
+
+	memset(v, 0, sizeof(*v));
+	row = mysql_fetch_row(order);
+	if (row == NULL)
+		return 0;
+	len = mysql_fetch_lengths(order);
+	if (row[0] == NULL || row[1] == NULL || row[2] == NULL ||
+	    row[3] == NULL || row[4] == NULL || row[5] == NULL ||
+	    row[6] == NULL || len[4] >= notesz)
+		return 0;
+	snprintf(v->status, sizeof(v->status), "%s", row[0]);
+	snprintf(v->currency, sizeof(v->currency), "%s", row[1]);
+	v->amount = strtoll(row[2], NULL, 10);
+	snprintf(v->shipping, sizeof(v->shipping), "%s", row[3]);
+	memcpy(notebuf, row[4], len[4]);
+	notebuf[len[4]] = '\0';
+	v->note = notebuf;
+	v->note_len = len[4];
+	snprintf(v->created_at, sizeof(v->created_at), "%s", row[5]);
+	*created = strtoll(row[6], NULL, 10);
+	order_id_format(v->id, sizeof(v->id), id);
+	while ((row = mysql_fetch_row(items)) != NULL) {
+		len = mysql_fetch_lengths(items);
+		if (row[0] == NULL || row[1] == NULL || row[2] == NULL ||
+		    len[0] > ORDER_SKU_MAX || v->nitems == ORDER_ITEMS_MAX)
+			continue;
+		it = &v->items[v->nitems++];
+		memcpy(it->sku, row[0], len[0]);
+		it->sku[len[0]] = '\0';
+		it->qty = atoi(row[1]);
+		it->unit_price = strtoll(row[2], NULL, 10);
+	}
+	return 1;
+}
+
+/*
+ * A cancel's writes: put each item's quantity back (and count it as
+ * restocked), guarded to stop the batch unless every one of the nitems
+ * stock rows changed; mark the order CANCELLED by key, guarded to stop
+ * it unless the order was still CREATED.
+ */
+int
+store_batch_cancel(struct db_batch *b, unsigned long long id, size_t nitems,
+    time_t cancelled, const char *key, const char *reason, size_t reason_len)
+{
+	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s JOIN order_items i "
+	    "ON i.sku = s.sku SET s.available = s.available + i.qty, "
+	    "s.restocked = s.restocked + i.qty WHERE i.order_id = %llu",
+	    id) == -1 || db_batch_guard(b, (long long)nitems) == -1)
+		return -1;
+	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE orders SET status = "
+	    "'CANCELLED', cancelled_at = FROM_UNIXTIME(%lld), cancel_reason = ",
+	    (long long)cancelled) == -1 ||
+	    db_batch_hex(b, reason, reason_len) == -1 ||
+	    buf_adds(&b->sql, ", cancel_key = ") != BUF_OK ||
+	    db_batch_hex(b, key, strlen(key)) == -1 ||
+	    buf_printf(&b->sql, " WHERE id = %llu AND status = 'CREATED'",
+	    id) != BUF_OK)
+		return -1;
+	return db_batch_guard(b, 1);
 }

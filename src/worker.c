@@ -191,6 +191,7 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	log_request(&lr);
 	metrics_request_end(lr.status, resp->outcome, req.attempts,
 	    lr.duration_ms);
+	metrics_operation_end(req.operation, lr.status, resp->outcome);
 	metrics_db_error(db->last_class);
 }
 

@@ -81,14 +81,14 @@ audit() {
 # expect_clean WHAT
 expect_clean() {
 	audit "${2:-}"
-	if [[ $AUDIT_RC == 0 && $AUDIT_OUT == *"audit: clean (8 checks)"* ]]; then
+	if [[ $AUDIT_RC == 0 && $AUDIT_OUT == *"audit: clean (11 checks)"* ]]; then
 		ok "$1: audit clean, exit 0"
 	else
 		fail "$1: audit" "exit $AUDIT_RC: $(tr '\n' ' ' <<<"$AUDIT_OUT") $(cat "$T_TMP/audit.err")"
 	fi
 	if [[ $AUDIT_JRC == 0 ]] &&
 	    jq -e '.clean == true and .breaches == 0 and
-	    ([.checks[].count] | length == 8 and all(. == 0))' \
+	    ([.checks[].count] | length == 11 and all(. == 0))' \
 	    <<<"$AUDIT_JSON" >/dev/null 2>&1; then
 		ok "$1: audit --json clean, exit 0"
 	else
@@ -239,6 +239,31 @@ psql "SET SESSION check_constraint_checks = 0;
 expect_breach "stock T75-B at -3" negative_stock T75-B only
 psql "UPDATE stock SET available = 5 WHERE sku = 'T75-B'"
 expect_clean "stock T75-B at 5"
+
+# --- a cancel: restocked exactly once, its ledger row names it ---------------
+pfcgi alice t75-c "$(order_body T75-A 2)"
+expect_status 201 "alice order t75-c"
+c=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+FCGI_SOCKET=$priv/sock fcgi_req -d '{"reason":"audit"}' POST "$MOUNT/$c/cancel" \
+    REMOTE_USER=alice CONTENT_TYPE=application/json HTTP_IDEMPOTENCY_KEY=t75-cancel
+expect_status 200 "alice cancels $c"
+expect_clean "a cancelled order"
+psql "UPDATE stock SET restocked = restocked + 2 WHERE sku = 'T75-A'"
+expect_breach "T75-A restocked twice" restock_mismatch T75-A only
+psql "UPDATE stock SET restocked = restocked - 2 WHERE sku = 'T75-A'"
+expect_clean "T75-A restocked once again"
+cl=ledger-$(lid alice t75-cancel)
+psql "CREATE TABLE saved AS SELECT id, $LEDGER_COLS FROM idempotency_records
+    WHERE principal_id = 'alice' AND idem_key = 't75-cancel';
+    DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-cancel'"
+expect_breach "the ledger row of $c's cancel deleted" cancelled_without_ledger "$c" only
+psql "INSERT INTO idempotency_records (id, $LEDGER_COLS) SELECT id, $LEDGER_COLS FROM saved;
+    DROP TABLE saved"
+expect_clean "the ledger row of $c's cancel restored"
+psql "UPDATE orders SET cancel_key = 't75-other' WHERE id = ${c#o-}"
+expect_breach "$c cancelled by another key than its ledger row's" cancel_without_cancelled_order "$cl"
+psql "UPDATE orders SET cancel_key = 't75-cancel' WHERE id = ${c#o-}"
+expect_clean "$c cancelled by its key again"
 
 # --- a committed PROCESSING row ----------------------------------------------
 psql "INSERT INTO idempotency_records ($LEDGER_COLS) VALUES ('alice',

@@ -22,5 +22,6 @@ int	dbtest_exec(struct db *, const char *, ...)
 
 extern const struct unit_suite test_ledger_db_suite;
 extern const struct unit_suite test_create_db_suite;
+extern const struct unit_suite test_cancel_db_suite;
 
 #endif

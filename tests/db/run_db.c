@@ -17,6 +17,7 @@
 static const struct unit_suite *const suites[] = {
 	&test_ledger_db_suite,
 	&test_create_db_suite,
+	&test_cancel_db_suite,
 };
 
 int

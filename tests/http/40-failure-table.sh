@@ -17,6 +17,16 @@
 #     order, stock unchanged; the retry replays the error
 #   terminal row past expires_at, tombstone    -> 410 with the orderId and
 #     a Link; no new order
+# and the same for a cancel (POST /orders/{orderId}/cancel):
+#   crash before the ledger insert / after it / after the restock /
+#     before COMMIT                            -> nothing committed (order
+#     CREATED, stock as it was); the retry cancels, restocking once
+#   drop (or crash) after COMMIT               -> CANCELLED, restocked once;
+#     the retry replays 200 byte for byte, restocking nothing
+#   a deadlock before COMMIT                   -> retried inside the
+#     request: 200 after two attempts, restocked once
+#   the cancel's key expired                   -> 410 naming the order;
+#     nothing restocked
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
@@ -232,6 +242,101 @@ for s in $HTTP_SERVERS; do
 	expect_body_json '.orderId // "none"' none "$w"
 	expect_no_header link "$w"
 	expect_sql_value "$w: orders" 0 "$(orders_for "$key")"
+	expect_sql_value "$w: stock" 50 "$(stock_of "$sku")"
+done
+
+# --- cancels ------------------------------------------------------------------
+
+# cancel_order URL KEY ORDER_ID [FAULT]
+cancel_order() {
+	local args=(-u "$ALICE" -H "Idempotency-Key: $2"
+	    -H 'Content-Type: application/json' --data-binary '{"reason":"t40"}')
+	[[ -n ${4:-} ]] && args+=(-H "X-Idemorders-Fault: $4")
+	req POST "$1$MOUNT/$3/cancel" "${args[@]}"
+}
+cancel_rows() {
+	sql "SELECT COUNT(*), IFNULL(MIN(status), '-') FROM idempotency_records
+	    WHERE principal_id = 'alice' AND operation = 'cancel-order' AND
+	    idem_key = '$1'"
+}
+order_state() {
+	sql "SELECT status FROM orders WHERE id = ${1#o-}"
+}
+# ordered URL SKU: a fresh order of 2 units of SKU; its id.
+ordered() {
+	post_order "$1" "$(unique_key t40-cancel-order)" "$(order_body "$2" 2)"
+	printf '%s' "$BODY" | jq -r .orderId 2>/dev/null
+}
+
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")
+
+	# --- a crash inside the cancel: nothing committed ------------------
+	for pt in before_ledger_insert after_ledger_insert after_stock_decrease \
+	    before_commit; do
+		w="$s cancel, crash at $pt"
+		sku=$(new_sku T40-cancel 50) || continue
+		oid=$(ordered "$url" "$sku")
+		key=$(unique_key "t40-$s-cancel-crash-$pt")
+		cancel_order "$url" "$key" "$oid" "$pt=crash"
+		expect_gateway_error "$w"
+		expect_sql_value "$w: cancel ledger rows" "0	-" "$(cancel_rows "$key")"
+		expect_sql_value "$w: order" CREATED "$(order_state "$oid")"
+		expect_sql_value "$w: stock" 48 "$(stock_of "$sku")"
+
+		cancel_order "$url" "$key" "$oid"
+		expect_status 200 "$w, retry"
+		expect_no_header idempotent-replayed "$w, retry"
+		expect_body_json .status CANCELLED "$w, retry"
+		first=$BODY
+		expect_sql_value "$w, after the retry: cancel ledger" "1	SUCCEEDED" "$(cancel_rows "$key")"
+		expect_sql_value "$w, after the retry: stock" 50 "$(stock_of "$sku")"
+		cancel_order "$url" "$key" "$oid"
+		expect_header idempotent-replayed true "$w, second retry"
+		[[ $BODY == "$first" ]] && ok "$w, second retry: the same bytes" ||
+		    fail "$w, second retry: body" "'$BODY' != '$first'"
+		expect_sql_value "$w, after the second retry: stock" 50 "$(stock_of "$sku")"
+	done
+
+	# --- committed, then the answer is lost --------------------------------
+	for act in drop crash; do
+		w="$s cancel, $act after_commit"
+		sku=$(new_sku T40-cancel-lost 50) || continue
+		oid=$(ordered "$url" "$sku")
+		key=$(unique_key "t40-$s-cancel-$act")
+		cancel_order "$url" "$key" "$oid" "after_commit=$act"
+		expect_gateway_error "$w"
+		expect_sql_value "$w: cancel ledger" "1	SUCCEEDED" "$(cancel_rows "$key")"
+		expect_sql_value "$w: order" CANCELLED "$(order_state "$oid")"
+		expect_sql_value "$w: stock" 50 "$(stock_of "$sku")"
+		cancel_order "$url" "$key" "$oid"
+		expect_status 200 "$w, retry"
+		expect_header idempotent-replayed true "$w, retry"
+		expect_body_json .orderId "$oid" "$w, retry"
+		expect_sql_value "$w, after the retry: stock" 50 "$(stock_of "$sku")"
+		req GET "$url$MOUNT/$oid" -u "$ALICE"
+		expect_body_json .status CANCELLED "$w: GET $oid"
+	done
+
+	# --- a deadlock before COMMIT, retried inside the request ----------
+	w="$s cancel, a deadlock before COMMIT"
+	sku=$(new_sku T40-cancel-dl 50)
+	oid=$(ordered "$url" "$sku")
+	key=$(unique_key "t40-$s-cancel-deadlock")
+	cancel_order "$url" "$key" "$oid" before_commit=transient1
+	expect_status 200 "$w"
+	expect_sql_value "$w: cancel ledger" "1	SUCCEEDED" "$(cancel_rows "$key")"
+	expect_sql_value "$w: stock" 50 "$(stock_of "$sku")"
+
+	# --- the cancel's key expired ------------------------------------------
+	w="$s cancel, its key expired"
+	sql "UPDATE idempotency_records SET expires_at = UTC_TIMESTAMP(6) -
+	    INTERVAL 1 SECOND WHERE principal_id = 'alice' AND operation =
+	    'cancel-order' AND idem_key = '$key'"
+	cancel_order "$url" "$key" "$oid"
+	expect_problem 410 IDEMPOTENCY_KEY_EXPIRED "$w"
+	expect_body_json .orderId "$oid" "$w"
+	expect_header link "<$MOUNT/$oid>; rel=\"related\"" "$w"
 	expect_sql_value "$w: stock" 50 "$(stock_of "$sku")"
 done
 

@@ -57,7 +57,7 @@ chaos "apache, worker kills" \
 "$IDEMORDERS_BIN" audit -c "$IDEMORDERS_CONF" --since "@$AUDIT_SINCE" \
     >"$T_TMP/audit.out" 2>&1
 rc=$?
-if [[ $rc == 0 ]] && grep -q '^audit: clean (8 checks)$' "$T_TMP/audit.out"; then
+if [[ $rc == 0 ]] && grep -q '^audit: clean (11 checks)$' "$T_TMP/audit.out"; then
 	ok "idemorders audit --since the start of the runs: clean, exit 0"
 else
 	fail "idemorders audit after the chaos" "exit $rc: $(head -c 2000 "$T_TMP/audit.out")"

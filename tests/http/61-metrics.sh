@@ -119,7 +119,7 @@ val() {
 
 REQ='idemorders_requests_total'
 HIST='idemorders_request_duration_seconds'
-OUTCOMES="created replayed recovered conflict expired rejected out_of_stock
+OUTCOMES="created cancelled replayed recovered conflict expired rejected out_of_stock
 in_progress unconfirmed retry_limit deadline dropped ok bad_request
 unauthenticated forbidden not_found method_not_allowed unavailable
 internal_error other"
@@ -210,6 +210,7 @@ for s in $HTTP_SERVERS; do
 	    "idemorders_worker_starts counter" "idemorders_worker_crashes counter" \
 	    "idemorders_worker_recycles counter" \
 	    "idemorders_stock_changed counter" \
+	    "idemorders_operation_requests counter" \
 	    "idemorders_requests_in_flight gauge"; do
 		check "$s metrics: TYPE $t" grep -qxF "TYPE $t" "$T_TMP/s0.$s"
 	done
@@ -278,6 +279,42 @@ if awk -v h="${HIST}_bucket" '
 else
 	fail "histogram buckets" "$(grep "${HIST}_bucket" "$T_TMP/b" | tr '\n' ' ')"
 fi
+
+# The same requests by operation: each POST /orders under create-order
+# (not the 401, answered before any handler).
+OP=idemorders_operation_requests_total
+for kv in created=4 replayed=1 conflict=1 bad_request=1 expired=1 \
+    unauthenticated=0 cancelled=0; do
+	expect_delta "13 requests, create-order" "$T_TMP/a" "$T_TMP/b" \
+	    "$OP{operation=\"create-order\",outcome=\"${kv%%=*}\"}" "${kv#*=}"
+done
+expect_delta "13 requests, cancel-order" "$T_TMP/a" "$T_TMP/b" \
+    "$OP{operation=\"cancel-order\",outcome=\"created\"}" 0
+
+# A create, its cancel and the cancel's replay: the cancel and the
+# replay under cancel-order.
+scrape lighttpd "$T_TMP/c0" || fail "scrape before a cancel" "status $STATUS"
+post "$APACHE_URL" "$ALICE" "$(unique_key t61-to-cancel)" "$(body_for 1)"
+expect_status 201 "create to cancel"
+coid=$(printf '%s' "$BODY" | jq -r .orderId)
+ckey=$(unique_key t61-cancel)
+for s in lighttpd apache; do
+	req POST "$(url_of "$s")$MOUNT/$coid/cancel" -u "$ALICE" \
+	    -H "Idempotency-Key: $ckey" -H 'Content-Type: application/json' \
+	    --data-binary '{}'
+	expect_status 200 "$s cancel $coid"
+done
+scrape apache "$T_TMP/c1" || fail "scrape after a cancel" "status $STATUS"
+expect_deltas "a create, a cancel and its replay" "$T_TMP/c0" "$T_TMP/c1" \
+    ok=1 created=1 cancelled=1 replayed=1 attempts=3 db:duplicate=0..1
+for kv in cancelled=1 replayed=1 created=0; do
+	expect_delta "a cancel and its replay, cancel-order" "$T_TMP/c0" "$T_TMP/c1" \
+	    "$OP{operation=\"cancel-order\",outcome=\"${kv%%=*}\"}" "${kv#*=}"
+done
+for kv in created=1 replayed=0 cancelled=0; do
+	expect_delta "a cancel and its replay, create-order" "$T_TMP/c0" "$T_TMP/c1" \
+	    "$OP{operation=\"create-order\",outcome=\"${kv%%=*}\"}" "${kv#*=}"
+done
 
 # A create whose SKU is repriced between its read and its final round
 # trip (held 3 s after judging): the guard refuses, it is judged again

@@ -38,6 +38,7 @@ test_defaults(void)
 	CU_ASSERT_EQUAL(c.max_body_bytes, 65536);
 	CU_ASSERT_EQUAL(c.key_retention_ms, 24L * 3600 * 1000);
 	CU_ASSERT_EQUAL(c.tombstone_retention_ms, 30L * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.cancel_window_ms, 30LL * 24 * 3600 * 1000);
 	CU_ASSERT_EQUAL(c.key_reused_status, 409);
 	CU_ASSERT_EQUAL(c.out_of_stock, OUT_OF_STOCK_FINAL);
 	CU_ASSERT_EQUAL(c.max_attempts, 3);
@@ -94,6 +95,7 @@ test_every_key(void)
 	    "schema_dir = /usr/share/idemorders/schema\n"
 	    "key_retention = 2d\n"
 	    "tombstone_retention = 0\n"
+	    "cancel_window = 2h\n"
 	    "key_reused_status = 422\n"
 	    "out_of_stock = retryable\n"
 	    "max_attempts = 5\n"
@@ -130,6 +132,7 @@ test_every_key(void)
 	CU_ASSERT_STRING_EQUAL(c.schema_dir, "/usr/share/idemorders/schema");
 	CU_ASSERT_EQUAL(c.key_retention_ms, 2L * 24 * 3600 * 1000);
 	CU_ASSERT_EQUAL(c.tombstone_retention_ms, 0);
+	CU_ASSERT_EQUAL(c.cancel_window_ms, 2LL * 3600 * 1000);
 	CU_ASSERT_EQUAL(c.key_reused_status, 422);
 	CU_ASSERT_EQUAL(c.out_of_stock, OUT_OF_STOCK_RETRYABLE);
 	CU_ASSERT_EQUAL(c.max_attempts, 5);

@@ -107,7 +107,15 @@ test_render_values(void)
 	s.worker_recycles = 4;
 	s.stock_changed = 6;
 	s.in_flight = 1;
+	s.operation_requests[MOP_CANCEL_ORDER][OUTCOME_CANCELLED] = 2;
+	s.operation_requests[MOP_CREATE_ORDER][OUTCOME_CREATED] = 3;
 	CU_ASSERT_EQUAL(render(&s, &b), BUF_OK);
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_operation_requests_total{"
+	    "operation=\"cancel-order\",outcome=\"cancelled\"} 2"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_operation_requests_total{"
+	    "operation=\"create-order\",outcome=\"created\"} 3"));
+	CU_ASSERT_TRUE(has_line(&b, "idemorders_operation_requests_total{"
+	    "operation=\"cancel-order\",outcome=\"created\"} 0"));
 	CU_ASSERT_TRUE(has_line(&b,
 	    "idemorders_requests_total{outcome=\"created\"} 3"));
 	CU_ASSERT_TRUE(has_line(&b,
@@ -245,8 +253,12 @@ test_shared_counts(void)
 	if (pid == 0) {
 		metrics_request_begin();
 		metrics_request_end(201, OUTCOME_CREATED, 2, 3.5);
+		metrics_operation_end(MOP_CREATE_ORDER, 201, OUTCOME_CREATED);
 		metrics_request_begin();
 		metrics_request_end(400, OUTCOME_ERROR, 0, 0.2);
+		metrics_operation_end(MOP_CANCEL_ORDER, 400, OUTCOME_ERROR);
+		metrics_operation_end(MOP_NONE, 200, OUTCOME_OK);
+		metrics_operation_end(MOP_COUNT, 200, OUTCOME_OK);
 		metrics_db_error(DB_DUPLICATE);
 		metrics_db_error(DB_TRANSIENT);
 		metrics_db_error(DB_UNAVAILABLE);
@@ -269,6 +281,13 @@ test_shared_counts(void)
 	CU_ASSERT_EQUAL(b.requests[OUTCOME_BAD_REQUEST] -
 	    a.requests[OUTCOME_BAD_REQUEST], 1);
 	CU_ASSERT_EQUAL(b.attempts - a.attempts, 2);
+	CU_ASSERT_EQUAL(b.operation_requests[MOP_CREATE_ORDER][OUTCOME_CREATED] -
+	    a.operation_requests[MOP_CREATE_ORDER][OUTCOME_CREATED], 1);
+	CU_ASSERT_EQUAL(b.operation_requests[MOP_CANCEL_ORDER][
+	    OUTCOME_BAD_REQUEST] - a.operation_requests[MOP_CANCEL_ORDER][
+	    OUTCOME_BAD_REQUEST], 1);
+	CU_ASSERT_EQUAL(b.operation_requests[MOP_NONE][OUTCOME_OK],
+	    a.operation_requests[MOP_NONE][OUTCOME_OK]);
 	CU_ASSERT_EQUAL(b.duration_buckets[0] - a.duration_buckets[0], 1);
 	CU_ASSERT_EQUAL(b.duration_buckets[1] - a.duration_buckets[1], 0);
 	CU_ASSERT_EQUAL(b.duration_buckets[2] - a.duration_buckets[2], 1);

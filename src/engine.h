@@ -1,0 +1,128 @@
+/*
+ * The idempotency engine: one key, one operation, exactly once.  It owns
+ * what is about any operation: the retry loop (attempts, deadline,
+ * backoff), the claim of the scope (principal, operation, key) in the
+ * ledger, the answers from a committed ledger row (replay, 409/422 for
+ * another body, 410 after expiry, retry while PROCESSING), the
+ * unknown-COMMIT path, and the final rejection (ROLLBACK TO SAVEPOINT,
+ * FAILED_FINAL with the error response, COMMIT).  An operation supplies
+ * the rest in a struct engine_op: its name, the statements it adds to
+ * the claim's round trip, and its work after the claim (judge, write,
+ * store the answer, COMMIT) with engine_run_part() and friends.
+ */
+#ifndef IDEMORDERS_ENGINE_H
+#define IDEMORDERS_ENGINE_H
+
+#include "db_batch.h"
+#include "fault.h"
+#include "ledger.h"
+#include "problem.h"
+
+struct conf;
+struct db;
+struct response;
+
+/* What one step of an attempt tells the next. */
+enum engine_step {
+	ENGINE_NEXT,		/* go on with the next step */
+	ENGINE_REJECT,		/* a final rejection: e->reject says which */
+	ENGINE_DONE,		/* resp is the answer */
+	ENGINE_RETRY,		/* retry; resp is the answer once spent */
+	ENGINE_DROP,		/* answer nothing */
+	ENGINE_STALE,		/* the rows judged changed before the lock */
+};
+
+/* What the worker does with the response. */
+enum engine_result {
+	ENGINE_ANSWER = 0,	/* send the response */
+	ENGINE_SILENT,		/* fault injection: send nothing */
+};
+
+struct engine;
+
+/* What an operation supplies. */
+struct engine_op {
+	const char	*name;		/* the ledger's operation column */
+	/*
+	 * Add the operation's reads after the SAVEPOINT to the claim's
+	 * round trip (-1 when the batch is full), then read their results
+	 * once it ran; first is the index of the first statement added.
+	 */
+	int		 (*claim_batch)(struct engine *, struct db_batch *);
+	void		 (*claimed)(struct engine *, struct db_batch *, int);
+	const char	*claim_what;	/* what claim_batch reads, for logs */
+	/* After the claim: judge, write, store the answer, COMMIT. */
+	enum engine_step (*work)(struct engine *, struct response *);
+	const char	*work_what;	/* its write batch, for logs */
+	/*
+	 * A final rejection, before anything is recorded: ENGINE_NEXT to
+	 * record it, or another step (answered without a record); NULL:
+	 * always recorded.
+	 */
+	enum engine_step (*refuse)(struct engine *, struct response *);
+	/* After ROLLBACK TO SAVEPOINT, before the record; NULL: nothing. */
+	enum engine_step (*undo)(struct engine *, struct response *);
+	/*
+	 * A write batch failed with a duplicate key at the statement the
+	 * operation named in engine_run_part(): ENGINE_NEXT when that is no
+	 * business of the operation (another key: a fresh id will do);
+	 * NULL: never.
+	 */
+	enum engine_step (*duplicate)(struct engine *, struct response *);
+};
+
+struct engine_request {
+	const char		*principal;
+	const char		*key;
+	const char		*fingerprint;
+	const struct fault_plan	*fault;		/* NULL: no faults */
+};
+
+/* One request's run; the operation reads and sets what it needs. */
+struct engine {
+	struct db			*db;
+	const struct conf		*conf;
+	const struct engine_op		*op;
+	const struct engine_request	*req;
+	void				*state;		/* the operation's */
+	struct ledger_scope		 scope;
+	int				 attempt;	/* 1, 2, ... */
+	int				 unknown;	/* a COMMIT's outcome was
+							   unknown: sticky */
+
+	/* This attempt's state. */
+	int				 claimed;	/* ledger row inserted */
+	int				 savepoint;
+	int				 locked;	/* the rows judged were
+							   read under the lock */
+	int				 take;		/* a guarded statement
+							   whose refusal means
+							   ENGINE_STALE, or -1 */
+	int				 commit_fault;	/* before_commit acted */
+	int				 settled;	/* resp comes from a ledger
+							   row or this COMMIT */
+	unsigned long long		 id;		/* the claim's ledger id */
+	struct problem			 reject;
+	struct db_batch			 batch;		/* statements to send */
+};
+
+enum engine_result engine_run(struct db *, const struct conf *,
+	    const struct engine_op *, const struct engine_request *, void *,
+	    struct response *, int *);
+
+/* For an operation's work. */
+enum engine_step engine_failed(struct engine *, int, const char *,
+	    struct response *);
+enum engine_step engine_too_big(struct engine *, struct response *);
+enum engine_step engine_fault_at(struct engine *, enum fault_point,
+	    const char *, struct response *);
+enum engine_step engine_run_part(struct engine *, int, enum fault_point,
+	    const char *, struct response *);
+enum engine_step engine_split_at(struct engine *, enum fault_point,
+	    const char *, int *, struct response *);
+enum engine_step engine_committed(struct engine *);
+enum engine_step engine_answer_committed(struct engine *, struct response *);
+void	engine_answer_expired(struct engine *, const char *,
+	    struct response *);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * The cancel-order operation on the engine (engine.c), in the engine's
+ * two round trips:
+ *
+ *	cancel_claim_batch()	added to the claim's round trip, after the
+ *				SAVEPOINT: the order row of the principal,
+ *				locked (SELECT ... FOR UPDATE), then its items
+ *				and their stock rows, locked in SKU order
+ *	cancel_work()		rules_cancel_judge() on the locked rows
+ *				(rules.c): not the principal's order or none,
+ *				already cancelled, past cancel_window are
+ *				final rejections, recorded by the engine;
+ *				then round trip 2: each item's quantity put
+ *				back (guarded: every stock row changed), the
+ *				order CANCELLED (guarded: it was CREATED), the
+ *				ledger row SUCCEEDED with the exact 200
+ *				answer, COMMIT
+ *
+ * The same key again replays the first answer; only the unique key of the
+ * ledger decides which request cancels, and the order row's lock orders
+ * two cancels of one order under different keys: the second sees
+ * CANCELLED.  A cancel never touches a payment.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "db.h"
+#include "db_batch.h"
+#include "engine.h"
+#include "fault.h"
+#include "ledger.h"
+#include "order_cancel.h"
+#include "order_input.h"
+#include "order_view.h"
+#include "response.h"
+#include "rules.h"
+#include "store.h"
+
+/* What a cancel keeps beside the engine. */
+struct cancel_state {
+	const struct cancel_request	*req;
+	int				 found;
+	long long			 created;	/* epoch seconds */
+	struct order_view		 view;
+	char				 note[ORDER_NOTE_MAX * 4 + 1];
+};
+
+#define CANCEL(e)	((struct cancel_state *)(e)->state)
+
+/* The claim's round trip locks the order, then its stock rows. */
+static int
+cancel_claim_batch(struct engine *e, struct db_batch *b)
+{
+	struct cancel_state	*s = CANCEL(e);
+
+	return store_batch_cancel_lock(b, s->req->order, s->req->principal);
+}
+
+static void
+cancel_claimed(struct engine *e, struct db_batch *b, int first)
+{
+	struct cancel_state	*s = CANCEL(e);
+
+	s->found = store_read_cancel(b->res[first], b->res[first + 1],
+	    s->req->order, &s->view, s->note, sizeof(s->note), &s->created);
+	e->locked = 1;
+}
+
+/* Build the 200 answer that will also be stored and replayed. */
+static int
+answer_cancelled(struct cancel_state *s, time_t cancelled,
+    struct response *resp)
+{
+	struct tm	 tm;
+
+	strcpy(s->view.status, "CANCELLED");
+	gmtime_r(&cancelled, &tm);
+	strftime(s->view.cancelled_at, sizeof(s->view.cancelled_at),
+	    "%Y-%m-%dT%H:%M:%SZ", &tm);
+	response_reset(resp);
+	resp->status = 200;
+	if (response_header(resp, "Content-Type", "application/json") != 0 ||
+	    order_view_render(&s->view, &resp->body) != 0)
+		return -1;
+	resp->outcome = OUTCOME_CANCELLED;
+	return 0;
+}
+
+/*
+ * Judge on the locked rows; then in one round trip: the restock, the
+ * order CANCELLED, the ledger row SUCCEEDED with the answer, COMMIT.  A
+ * fault planned at a point inside it splits the batch there.
+ */
+static enum engine_step
+cancel_work(struct engine *e, struct response *resp)
+{
+	struct cancel_state	*s = CANCEL(e);
+	struct db_batch		*b = &e->batch;
+	enum engine_step	 a;
+	time_t			 now = time(NULL);
+	int			 none = -1;
+
+	if (rules_cancel_judge(s->found, s->view.status,
+	    (long long)now - s->created, e->conf->cancel_window_ms,
+	    &e->reject) == -1)
+		return ENGINE_REJECT;
+	a = engine_fault_at(e, FP_AFTER_JUDGE, "after_judge", resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	if (answer_cancelled(s, now, resp) == -1)
+		return engine_too_big(e, resp);
+	db_batch_reset(b);
+	if (store_batch_cancel(b, s->req->order, s->view.nitems, now,
+	    s->req->key, s->req->in->reason, s->req->in->reason_len) == -1)
+		return engine_too_big(e, resp);
+	a = engine_split_at(e, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
+	    &none, resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	if (ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
+	    s->view.id) == -1)
+		return engine_too_big(e, resp);
+	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &none, resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	if (db_batch_commit(b) == -1)
+		return engine_too_big(e, resp);
+	a = engine_run_part(e, -1, FP_COUNT, NULL, resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	return engine_committed(e);
+}
+
+static const struct engine_op cancel_op = {
+	.name = LEDGER_OPERATION_CANCEL_ORDER,
+	.claim_batch = cancel_claim_batch,
+	.claimed = cancel_claimed,
+	.claim_what = "order lock",
+	.work = cancel_work,
+	.work_what = "cancel batch",
+};
+
+/*
+ * Cancel the order of req exactly once, filling resp with the answer.
+ * *attempts receives the number of attempts made.
+ */
+enum create_result
+order_cancel(struct db *db, const struct conf *conf,
+    const struct cancel_request *req, struct response *resp, int *attempts)
+{
+	struct cancel_state	*s;
+	struct engine_request	 er;
+	enum engine_result	 res;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
+		    "memory");
+		resp->outcome = OUTCOME_INTERNAL_ERROR;
+		*attempts = 0;
+		return CREATE_ANSWER;
+	}
+	s->req = req;
+	er.principal = req->principal;
+	er.key = req->key;
+	er.fingerprint = req->fingerprint;
+	er.fault = req->fault;
+	res = engine_run(db, conf, &cancel_op, &er, s, resp, attempts);
+	free(s);
+	return res == ENGINE_SILENT ? CREATE_DROP : CREATE_ANSWER;
+}
