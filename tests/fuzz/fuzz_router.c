@@ -2,7 +2,8 @@
  * The router, judged against a reference reading of contract section 3:
  * the input is MOUNT NUL URI NUL METHOD (missing parts default to
  * "/orders", "/orders" and "GET"); the path is the URI up to '?' or '#',
- * taken relative to the mount ("/" mounts at the root).
+ * taken relative to the mount ("/" mounts at the root), and section 4a:
+ * POST /orders/{orderId}/cancel.
  */
 #include "config.h"
 
@@ -35,11 +36,20 @@ ref_route(const char *mount, const char *uri, char *arg)
 	if (rest[0] != '/' || plen < 2)
 		return ROUTE_NONE;
 	alen = plen - 1;
+	if (alen <= ROUTE_ARG_MAX && memchr(rest + 1, '/', alen) == NULL) {
+		memcpy(arg, rest + 1, alen);
+		arg[alen] = '\0';
+		return ROUTE_ORDER;
+	}
+	/* "/{orderId}/cancel": one segment, then "/cancel". */
+	if (plen < 9 || memcmp(rest + plen - 7, "/cancel", 7) != 0)
+		return ROUTE_NONE;
+	alen = plen - 8;
 	if (alen > ROUTE_ARG_MAX || memchr(rest + 1, '/', alen) != NULL)
 		return ROUTE_NONE;
 	memcpy(arg, rest + 1, alen);
 	arg[alen] = '\0';
-	return ROUTE_ORDER;
+	return ROUTE_CANCEL;
 }
 
 /* Tell whether method is listed in an Allow value. */
