@@ -950,8 +950,9 @@ bench_report() {
 	# too), one of the seeded replay orders, or a request still in flight
 	# when wrk stopped (at most its connections) or left without an
 	# answer (a socket error).
-	answered=$(cat "$BENCH_TSV" "$BENCH_LOG/warmup.tsv" "$BENCH_LOG/profile.tsv" \
-	    2>/dev/null | awk -F'\t' '
+	# profile.tsv is there only when the run profiled (pipefail is on).
+	answered=$({ cat "$BENCH_TSV" "$BENCH_LOG/warmup.tsv" \
+	    "$BENCH_LOG/profile.tsv" 2>/dev/null || true; } | awk -F'\t' '
 	    $1 == "app" && ($2 ~ /^create/ || $2 == "hot" || $2 == "warmup") {
 		n += $9; c += $4; e += $17 }
 	    END { printf "%d %d %d", n, c, e }')
@@ -1155,7 +1156,7 @@ END {
 	printf "| (socket errors: no answer at all) | %d | %s |\n", sockerr, sockerr == 0 ? "none" : "**see the runs**"
 }
 AWK
-		cat "$BENCH_LOG/roundtrips.md" "$BENCH_LOG/profile.md" 2>/dev/null
+		cat "$BENCH_LOG/roundtrips.md" "$BENCH_LOG/profile.md" 2>/dev/null || true
 	} >"$md.tmp"
 	mv -f "$md.tmp" "$md"
 	cp "$BENCH_TSV" "$tsv.tmp" && mv -f "$tsv.tmp" "$tsv"
