@@ -262,9 +262,6 @@ cancel_rows() {
 	    WHERE principal_id = 'alice' AND operation = 'cancel-order' AND
 	    idem_key = '$1'"
 }
-order_state() {
-	sql "SELECT status FROM orders WHERE id = ${1#o-}"
-}
 # ordered URL SKU: a fresh order of 2 units of SKU; its id.
 ordered() {
 	post_order "$1" "$(unique_key t40-cancel-order)" "$(order_body "$2" 2)"
