@@ -23,7 +23,8 @@
 #  4. idemorders behind lighttpd and Apache (mod_proxy_fcgi, as deployed:
 #     enablereuse=off): create with unique keys at each concurrency,
 #     replay of one key, same-key conflict (409), GET /orders/{id}, hot
-#     SKU; the full run adds create at the default log_level (info) and
+#     SKU, cancel (orders made before, a key each) and a cancel replayed;
+#     the full run adds create at the default log_level (info) and
 #     with other pool sizes;
 #  5. the round trips (the pool through a proxy that delays every
 #     chunk); the full run (or BENCH_PROFILE=1) adds where the CPU goes:
@@ -460,6 +461,30 @@ hello_stop() {
 	HELLO_PID=
 }
 
+# bench_cancel_list FILE: the paths of up to 200000 of the bench user's
+# orders still CREATED (made by the create runs, not a seeded one), dealt
+# round robin into FILE.0 .. FILE.(threads - 1), one per wrk thread.
+bench_cancel_list() {
+	local file=$1 i
+	for ((i = 0; i < BENCH_WRK_THREADS; i++)); do : >"$file.$i"; done
+	db_root -N -B "$DB_NAME" -e "SELECT CONCAT('$MOUNT/o-', id) FROM orders
+	    WHERE principal_id = '$BENCH_USER' AND status = 'CREATED' AND
+	    idempotency_key NOT LIKE 'bench-%' ORDER BY id LIMIT 200000" |
+	    awk -v f="$file" -v t="$BENCH_WRK_THREADS" '{ print > (f "." (NR - 1) % t) }'
+	[[ -s $file.0 ]] || die "bench: no order left to cancel"
+}
+
+# Cancel the order at PATH with KEY through SERVER (the body orders.lua
+# replays).
+bench_seed_cancel() {
+	local server=$1 key=$2 path=$3 out
+	out=$(curl -s -m 30 -u "$BENCH_USER:$BENCH_PASSWORD" \
+	    -H "Idempotency-Key: $key" -H 'Content-Type: application/json' \
+	    --data '{"reason":"bench"}' -w '\n%{http_code}' \
+	    "$(bench_url "$server")$path/cancel")
+	[[ ${out##*$'\n'} == 200 ]] || die "bench: cancelling $path through $server answered: $out"
+}
+
 # POST the replay body with KEY through SERVER; print the order's path.
 bench_seed_order() {
 	local server=$1 key=$2 out
@@ -598,6 +623,13 @@ bench_main() {
 		bench_wrk app conflict "$s" "$BENCH_HOT_C" conflict 409 "$key"
 		bench_wrk app get "$s" "$BENCH_HOT_C" get 200 "$path"
 		bench_wrk app hot "$s" "$BENCH_HOT_C" hot 201
+		# Cancels of orders the runs above made, each with its own
+		# key; then the seeded order cancelled and that cancel replayed.
+		bench_cancel_list "$BENCH_LOG/cancel-$s"
+		bench_wrk app cancel "$s" "$BENCH_HOT_C" cancel 200 "$BENCH_LOG/cancel-$s"
+		bench_seed_cancel "$s" "$key-cancel" "$path"
+		bench_wrk app cancel-replay "$s" "$BENCH_HOT_C" cancel-replay 200 \
+		    "$key-cancel $path"
 	done
 	if [[ $BENCH_QUICK != 1 ]]; then
 		# What the bench's log_level = warning leaves out: the default
@@ -918,8 +950,9 @@ bench_report() {
 	# too), one of the seeded replay orders, or a request still in flight
 	# when wrk stopped (at most its connections) or left without an
 	# answer (a socket error).
-	answered=$(cat "$BENCH_TSV" "$BENCH_LOG/warmup.tsv" "$BENCH_LOG/profile.tsv" \
-	    2>/dev/null | awk -F'\t' '
+	# profile.tsv is there only when the run profiled (pipefail is on).
+	answered=$({ cat "$BENCH_TSV" "$BENCH_LOG/warmup.tsv" \
+	    "$BENCH_LOG/profile.tsv" 2>/dev/null || true; } | awk -F'\t' '
 	    $1 == "app" && ($2 ~ /^create/ || $2 == "hot" || $2 == "warmup") {
 		n += $9; c += $4; e += $17 }
 	    END { printf "%d %d %d", n, c, e }')
@@ -958,7 +991,9 @@ $(bench_versions)
 - statuses are counted by \`bench/orders.lua\`: "unexpected status" is
   any answer but the expected one (201 new, 201 with
   \`Idempotent-Replayed: true\` for replay, 409 for conflict, 200 for GET
-  and H); "socket errors" are requests that got no answer at all
+  and H, 200 for cancel (each with its own key, of an order the runs
+  before made; past the list, 409) and 200 with
+  \`Idempotent-Replayed: true\` for cancel-replay); "socket errors" are requests that got no answer at all
   (wrk read/connect/write errors, timeouts).
 - CPU: microseconds per request from \`/proc/<pid>/stat\` of each process
   group (web server, responder pool or hello-fcgi, mariadbd, each with
@@ -1083,6 +1118,14 @@ END {
 	}
 	for (s = 1; s <= 3; s++) {
 		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
+		if (!(("cancel", srv, c) in R)) continue
+		printf "| cancel c%s via %s beside create (reported) | %s vs %s req/s = %.2f ×, p50 %s vs %s ms; cancel replayed %s req/s | |\n",
+		    c, srv, rate(R["cancel", srv, c]), rate(R["create", srv, c]),
+		    (R["create", srv, c] > 0 ? R["cancel", srv, c] / R["create", srv, c] : 0),
+		    ms(P50["cancel", srv, c]), ms(P50["create", srv, c]), rate(R["cancel-replay", srv, c])
+	}
+	for (s = 1; s <= 3; s++) {
+		srv = s == 1 ? "lighttpd" : s == 2 ? "apache" : "apache-reuse"
 		hc = ("hot", srv, 16) in R ? 16 : levels[1]
 		if (!(("hot", srv, hc) in R)) continue
 		printf "| hot SKU c%s via %s ≥ 1.2 × D-hot(naive) (best: %s threads) | %s vs %s req/s = %.2f × | %s |\n",
@@ -1113,7 +1156,7 @@ END {
 	printf "| (socket errors: no answer at all) | %d | %s |\n", sockerr, sockerr == 0 ? "none" : "**see the runs**"
 }
 AWK
-		cat "$BENCH_LOG/roundtrips.md" "$BENCH_LOG/profile.md" 2>/dev/null
+		cat "$BENCH_LOG/roundtrips.md" "$BENCH_LOG/profile.md" 2>/dev/null || true
 	} >"$md.tmp"
 	mv -f "$md.tmp" "$md"
 	cp "$BENCH_TSV" "$tsv.tmp" && mv -f "$tsv.tmp" "$tsv"

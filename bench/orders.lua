@@ -8,9 +8,16 @@
 --          replay    POST the same key ARG and body again and again
 --          conflict  POST key ARG with another body (409 expected)
 --          get       GET ARG (an order's path, /orders/o-N)
--- EXPECT   the status every answer must have.  For create and hot an answer
---          carrying Idempotent-Replayed is unexpected (a key was reused);
---          for replay one without Idempotent-Replayed: true is.
+--          cancel    POST PATH/cancel, a new key every request, PATH the
+--                    next line of ARG.T (T: the thread, 0, 1, ...): orders
+--                    made before, one file per thread; past its end the
+--                    file starts over (409 ORDER_ALREADY_CANCELLED)
+--          cancel-replay
+--                    POST ARG2/cancel with the key ARG again and again
+-- EXPECT   the status every answer must have.  For create, hot and cancel
+--          an answer carrying Idempotent-Replayed is unexpected (a key was
+--          reused); for replay and cancel-replay one without
+--          Idempotent-Replayed: true is.
 --
 -- Statuses are counted here, per thread, not by wrk's non-2xx (a 409 is
 -- what the conflict run expects).  done() prints one line:
@@ -43,12 +50,15 @@ end
 local REPLAY_BODY = order_body("BENCH-00", 1, price(0))
 local CONFLICT_BODY = order_body("BENCH-00", 2, 2 * price(0))
 local HOT_PRICE = 500
+-- The body of every cancel (bench.sh seeds the replayed one with it).
+local CANCEL_BODY = '{"reason":"bench"}'
 
 function init(args)
 	mode = args[1] or "create"
 	expect = tonumber(args[2] or "201")
 	tag = args[3] or "bench"
 	fixed_arg = args[4]
+	fixed_arg2 = args[5]
 	counts = {}		-- status -> answers
 	expected = 0
 	unexpected = 0
@@ -68,6 +78,27 @@ function init(args)
 		    mode == "replay" and REPLAY_BODY or CONFLICT_BODY)
 	elseif mode == "create" or mode == "hot" then
 		headers["Content-Type"] = "application/json"
+	elseif mode == "cancel" then
+		headers["Content-Type"] = "application/json"
+		paths = {}
+		local f = io.open(fixed_arg .. "." .. thread_id, "r")
+		if f then
+			for line in f:lines() do
+				if line ~= "" then
+					table.insert(paths, line)
+				end
+			end
+			f:close()
+		end
+		if #paths == 0 then
+			error("orders.lua: no orders to cancel in " .. fixed_arg
+			    .. "." .. thread_id)
+		end
+	elseif mode == "cancel-replay" then
+		headers["Content-Type"] = "application/json"
+		headers["Idempotency-Key"] = fixed_arg
+		fixed = wrk.format("POST", fixed_arg2 .. "/cancel", headers,
+		    CANCEL_BODY)
 	else
 		error("orders.lua: unknown mode " .. mode)
 	end
@@ -78,6 +109,13 @@ function request()
 		return fixed
 	end
 	counter = counter + 1
+	if mode == "cancel" then
+		headers["Idempotency-Key"] = string.format("%s-%d-%d", tag,
+		    thread_id, counter)
+		return wrk.format("POST",
+		    paths[(counter - 1) % #paths + 1] .. "/cancel", headers,
+		    CANCEL_BODY)
+	end
 	local qty = math.random(1, 3)
 	local sku, amount
 	if mode == "hot" then
@@ -99,9 +137,10 @@ end
 function response(status, h, body)
 	counts[status] = (counts[status] or 0) + 1
 	local good = status == expect
-	if good and mode == "replay" then
+	if good and (mode == "replay" or mode == "cancel-replay") then
 		good = replayed(h) == "true"
-	elseif good and (mode == "create" or mode == "hot") then
+	elseif good and (mode == "create" or mode == "hot" or
+	    mode == "cancel") then
 		good = replayed(h) == nil
 	end
 	if good then

@@ -62,14 +62,14 @@ sleep_ms(long ms)
 
 /*
  * The answer while the outcome of an earlier COMMIT of this request is
- * unknown and nothing read since settled it: the order may exist.
+ * unknown and nothing read since settled it: it may have taken effect.
  */
 static void
-answer_unconfirmed(struct response *resp)
+answer_unconfirmed(struct engine *c, struct response *resp)
 {
 	response_error(resp, 503, PROBLEM_REQUEST_STATUS_UNCONFIRMED, "the "
-	    "outcome of this request could not be confirmed: the order may "
-	    "have been stored; retry with the same key");
+	    "outcome of this request could not be confirmed: %s; retry with "
+	    "the same key", c->op->effect);
 	response_header(resp, "Retry-After", "1");
 	resp->outcome = OUTCOME_UNCONFIRMED;
 }
@@ -98,12 +98,12 @@ retry_unavailable(struct engine *c, struct response *resp)
 	if (c->db->last_class == DB_UNAVAILABLE &&
 	    db_out_of_space(c->db->last_errno, c->db->last_error)) {
 		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
-		    "database cannot take orders now: it is out of space; "
+		    "database cannot take requests now: it is out of space; "
 		    "nothing was stored; retry with the same key");
 		response_header(resp, "Retry-After", "30");
 	} else {
 		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
-		    "database cannot take orders now (%s); nothing was "
+		    "database cannot take requests now (%s); nothing was "
 		    "stored; retry with the same key",
 		    c->db->last_class == DB_UNAVAILABLE ?
 		    c->db->last_error : "not reachable");
@@ -125,7 +125,7 @@ retry_in_progress(struct engine *c, struct response *resp)
 	return ENGINE_RETRY;
 }
 
-/* Answer 410 for an expired key, naming the order it created. */
+/* Answer 410 for an expired key, naming the order it concerned. */
 void
 engine_answer_expired(struct engine *c, const char *order_id,
     struct response *resp)
@@ -134,7 +134,7 @@ engine_answer_expired(struct engine *c, const char *order_id,
 
 	problem_set(&p, 410, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "this "
 	    "Idempotency-Key has expired and is never reused; send a new key "
-	    "for a new order");
+	    "for a new %s", c->op->noun);
 	if (order_id != NULL && order_id[0] != '\0')
 		snprintf(p.order_id, sizeof(p.order_id), "%s", order_id);
 	response_problem(resp, &p);
@@ -199,9 +199,9 @@ engine_failed(struct engine *c, int rc, const char *what,
 		log_warnx("key %s: %s failed: %s (%u, %s)", c->scope.key, what,
 		    c->db->last_error, c->db->last_errno,
 		    db_class_name(rc));
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the order "
-		    "could not be stored; nothing was stored; retry with the "
-		    "same key");
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the %s "
+		    "could not be completed; nothing was stored; retry with "
+		    "the same key", c->op->noun);
 		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		return ENGINE_DONE;
 	}
@@ -240,7 +240,7 @@ answer_record(struct engine *c, const struct ledger_record *rec,
 
 	c->settled = 1;
 	if (rec->state == LEDGER_EXPIRED || (terminal && rec->expired)) {
-		/* Expired is final whatever the body: never a new order. */
+		/* Expired is final whatever the body: never done again. */
 		engine_answer_expired(c, rec->resource_id, resp);
 		return ENGINE_DONE;
 	}
@@ -360,7 +360,7 @@ engine_fault_at(struct engine *c, enum fault_point pt, const char *name,
 		db_rollback(c->db);
 		return ENGINE_DROP;
 	case FAULT_FINAL:
-		problem_set(&c->reject, 409, PROBLEM_OUT_OF_STOCK,
+		problem_set(&c->reject, c->op->final_status, c->op->final_code,
 		    "injected final rejection at %s", name);
 		return ENGINE_REJECT;
 	default:
@@ -747,7 +747,7 @@ engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
 		a = engine_attempt(c, resp);
 		/* Once an outcome was unknown, only a row or a COMMIT says. */
 		if (c->unknown && !c->settled)
-			answer_unconfirmed(resp);
+			answer_unconfirmed(c, resp);
 		if (a == ENGINE_DONE)
 			break;
 		if (a == ENGINE_DROP) {

@@ -43,6 +43,13 @@ struct engine;
 /* What an operation supplies. */
 struct engine_op {
 	const char	*name;		/* the ledger's operation column */
+	/* Words for the engine's answers. */
+	const char	*noun;		/* "order": "a new key for a new order" */
+	const char	*effect;	/* what an unknown COMMIT may have done:
+					   "the order may have been stored" */
+	/* The final rejection a `final` fault raises (fault injection). */
+	int		 final_status;
+	enum problem_code final_code;
 	/*
 	 * Add the operation's reads after the SAVEPOINT to the claim's
 	 * round trip (-1 when the batch is full), then read their results

@@ -138,6 +138,10 @@ cancel_work(struct engine *e, struct response *resp)
 
 static const struct engine_op cancel_op = {
 	.name = LEDGER_OPERATION_CANCEL_ORDER,
+	.noun = "cancel",
+	.effect = "the order may have been cancelled",
+	.final_status = 409,
+	.final_code = PROBLEM_ORDER_NOT_CANCELLABLE,
 	.claim_batch = cancel_claim_batch,
 	.claimed = cancel_claimed,
 	.claim_what = "order lock",

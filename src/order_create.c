@@ -300,6 +300,10 @@ create_undo(struct engine *e, struct response *resp)
 
 static const struct engine_op create_op = {
 	.name = LEDGER_OPERATION_CREATE_ORDER,
+	.noun = "order",
+	.effect = "the order may have been stored",
+	.final_status = 409,
+	.final_code = PROBLEM_OUT_OF_STOCK,
 	.claim_batch = create_claim_batch,
 	.claimed = create_claimed,
 	.claim_what = "stock read",

@@ -13,6 +13,14 @@
 #                                      OUT.headers, OUT.body, OUT.ms
 #   bg_load OUT                        load a bg_post result as STATUS, BODY,
 #                                      HEADERS
+#   post_cancel URL KEY ORDER_ID [FAULT]
+#                                      POST URL/orders/ORDER_ID/cancel as
+#                                      alice ({"reason":"test"}) via req()
+#   bg_cancel OUT URL KEY ORDER_ID [FAULT]
+#                                      the same in the background (bg_load)
+#   cancel_ledger KEY                  "COUNT<TAB>status" of the key's
+#                                      cancel-order ledger rows ("0<TAB>-")
+#   order_state ORDER_ID               its status; restocked_of SKU
 #   ledger_rows KEY  ledger_status KEY  ledger_field KEY COLUMN
 #   orders_for KEY   order_of KEY       stock_of SKU
 #   expect_gateway_error [WHAT]        a web server's error, not the app's
@@ -77,6 +85,42 @@ bg_post() {
 		    >"$out.status" 2>/dev/null || echo 000 >"$out.status"
 		echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
 	) &
+}
+
+# post_cancel URL KEY ORDER_ID [FAULT]: cancel as alice.
+post_cancel() {
+	local args=(-u "$ALICE" -H "Idempotency-Key: $2"
+	    -H 'Content-Type: application/json' --data-binary '{"reason":"test"}')
+	[[ -n ${4:-} ]] && args+=(-H "X-Idemorders-Fault: $4")
+	req POST "$1$MOUNT/$3/cancel" "${args[@]}"
+}
+
+# bg_cancel OUT URL KEY ORDER_ID [FAULT]: post_cancel in the background,
+# its answer in OUT.* as bg_post's.
+bg_cancel() {
+	local out=$1 url=$2 key=$3 oid=$4 fault=${5:-}
+	local args=(-u "$ALICE" -H "Idempotency-Key: $key"
+	    -H 'Content-Type: application/json' --data-binary '{"reason":"test"}')
+	[[ -n $fault ]] && args+=(-H "X-Idemorders-Fault: $fault")
+	(
+		t0=$(date +%s%N)
+		curl -s -o "$out.body" -D "$out.headers" -w '%{http_code}' \
+		    --max-time 60 -X POST "${args[@]}" "$url$MOUNT/$oid/cancel" \
+		    >"$out.status" 2>/dev/null || echo 000 >"$out.status"
+		echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
+	) &
+}
+
+cancel_ledger() {
+	sql "SELECT COUNT(*), IFNULL(MIN(status), '-') FROM idempotency_records
+	    WHERE principal_id = '$(_q "$PRINCIPAL")' AND operation =
+	    'cancel-order' AND idem_key = '$(_q "$1")'"
+}
+order_state() {
+	sql "SELECT status FROM orders WHERE id = ${1#o-}"
+}
+restocked_of() {
+	sql "SELECT restocked FROM stock WHERE sku = '$(_q "$1")'"
 }
 
 # bg_load OUT: make a bg_post answer the current response.

@@ -25,8 +25,10 @@
 #     the retry replays 200 byte for byte, restocking nothing
 #   a deadlock before COMMIT                   -> retried inside the
 #     request: 200 after two attempts, restocked once
-#   the cancel's key expired                   -> 410 naming the order;
-#     nothing restocked
+#   a final rejection injected inside it       -> 409 ORDER_NOT_CANCELLABLE
+#     recorded FAILED_FINAL, order CREATED, nothing restocked; replayed
+#   the cancel's key expired                   -> 410 naming the order
+#     ("a new key for a new cancel"); nothing restocked
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
@@ -207,6 +209,7 @@ for s in $HTTP_SERVERS; do
 		post_order "$url" "$key" "$body"
 		expect_problem 410 IDEMPOTENCY_KEY_EXPIRED "$w: same body"
 		expect_body_json .orderId "$oid" "$w: same body"
+		expect_body_json '.detail | test("new key for a new order")' true "$w: detail"
 		link=$(hdr link)
 		if [[ $link == *"<$MOUNT/$oid>"* ]]; then
 			ok "$w: Link $link"
@@ -258,9 +261,6 @@ cancel_rows() {
 	sql "SELECT COUNT(*), IFNULL(MIN(status), '-') FROM idempotency_records
 	    WHERE principal_id = 'alice' AND operation = 'cancel-order' AND
 	    idem_key = '$1'"
-}
-order_state() {
-	sql "SELECT status FROM orders WHERE id = ${1#o-}"
 }
 # ordered URL SKU: a fresh order of 2 units of SKU; its id.
 ordered() {
@@ -318,6 +318,27 @@ for s in $HTTP_SERVERS; do
 		expect_body_json .status CANCELLED "$w: GET $oid"
 	done
 
+	# --- a final rejection injected inside the cancel: the cancel's own --
+	# code (ORDER_NOT_CANCELLABLE), recorded FAILED_FINAL, nothing
+	# restocked, the order still CREATED; the retry replays the error.
+	for pt in after_judge after_stock_decrease before_commit; do
+		w="$s cancel, final at $pt"
+		sku=$(new_sku T40-cancel-final 50) || continue
+		oid=$(ordered "$url" "$sku")
+		key=$(unique_key "t40-$s-cancel-final-$pt")
+		cancel_order "$url" "$key" "$oid" "$pt=final"
+		expect_problem 409 ORDER_NOT_CANCELLABLE "$w"
+		cp "$T_TMP/body" "$T_TMP/cancel-final-$s-$pt"
+		expect_sql_value "$w: cancel ledger" "1	FAILED_FINAL" "$(cancel_rows "$key")"
+		expect_sql_value "$w: order" CREATED "$(order_state "$oid")"
+		expect_sql_value "$w: stock" 48 "$(stock_of "$sku")"
+		cancel_order "$url" "$key" "$oid"
+		expect_problem 409 ORDER_NOT_CANCELLABLE "$w, retry"
+		expect_header idempotent-replayed true "$w, retry"
+		expect_same_body "$T_TMP/cancel-final-$s-$pt" "$T_TMP/body" "$w, retry"
+		expect_sql_value "$w, after the retry: stock" 48 "$(stock_of "$sku")"
+	done
+
 	# --- a deadlock before COMMIT, retried inside the request ----------
 	w="$s cancel, a deadlock before COMMIT"
 	sku=$(new_sku T40-cancel-dl 50)
@@ -335,6 +356,8 @@ for s in $HTTP_SERVERS; do
 	    'cancel-order' AND idem_key = '$key'"
 	cancel_order "$url" "$key" "$oid"
 	expect_problem 410 IDEMPOTENCY_KEY_EXPIRED "$w"
+	expect_body_json '.detail | test("new key for a new cancel")' true "$w: detail"
+	expect_body_json '.detail | test("order")' false "$w: detail names no new order"
 	expect_body_json .orderId "$oid" "$w"
 	expect_header link "<$MOUNT/$oid>; rel=\"related\"" "$w"
 	expect_sql_value "$w: stock" 50 "$(stock_of "$sku")"

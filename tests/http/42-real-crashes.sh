@@ -7,6 +7,9 @@
 #    gets that order replayed;
 #  - a worker SIGKILLed after its SUCCEEDED ledger update, before COMMIT:
 #    nothing committed, the retry creates one order;
+#  - the same two for a cancel (killed after its restock, the same key
+#    waiting on the other server; killed before COMMIT): rolled back, then
+#    exactly one restock, the killed client's retry replays 200;
 #  - MariaDB killed (SIGKILL) and restarted during a burst of requests
 #    whose clients retry with the same keys until they get an answer that
 #    is not 5xx: afterwards each key has one order, every 201 names it, no
@@ -71,6 +74,66 @@ for s in $HTTP_SERVERS; do
 		expect_no_header idempotent-replayed "$w: retry"
 		oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
 		expect_one_order "$key" "$sku" 48 "$oid" "$w: retry"
+	else
+		fail "$w" "no worker sleeps in before_commit"
+		wait
+	fi
+
+	# A cancel: the worker SIGKILLed after its restock, before COMMIT,
+	# while the same key waits on the other server.
+	w="$s SIGKILL mid-cancel, same key waiting"
+	sku=$(new_sku T42-cancel 50)
+	post_order "$url" "$(unique_key "t42-$s-cancel-order")" "$(order_body "$sku" 2)"
+	expect_status 201 "$w: the order"
+	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+	key=$(unique_key "t42-$s-cancel")
+	bg_cancel "$o-d" "$url" "$key" "$oid" after_stock_decrease=sleep3000
+	if victim=$(sleeping_worker); then
+		ok "$w: worker $victim has restocked, uncommitted"
+		bg_cancel "$o-e" "$(url_of "$(other_server "$s")")" "$key" "$oid"
+		sleep 0.7
+		expect_sql_value "$w: nothing committed yet" "0	-" "$(cancel_ledger "$key")"
+		expect_sql_value "$w: stock before the kill" 48 "$(stock_of "$sku")"
+		kill -KILL "$victim"
+		wait
+		bg_load "$o-d"
+		expect_gateway_error "$w: killed request"
+		bg_load "$o-e"
+		expect_status 200 "$w: waiting request"
+		expect_no_header idempotent-replayed "$w: waiting request (it cancelled)"
+		expect_body_json .status CANCELLED "$w: waiting request"
+		post_cancel "$url" "$key" "$oid"
+		expect_status 200 "$w: the killed client's retry"
+		expect_header idempotent-replayed true "$w: the killed client's retry"
+		expect_sql_value "$w: cancel ledger" "1	SUCCEEDED" "$(cancel_ledger "$key")"
+		expect_sql_value "$w: order" CANCELLED "$(order_state "$oid")"
+		expect_sql_value "$w: stock restocked once" 50 "$(stock_of "$sku")"
+		expect_sql_value "$w: restocked" 2 "$(restocked_of "$sku")"
+	else
+		fail "$w" "no worker sleeps in after_stock_decrease"
+		wait
+	fi
+
+	w="$s SIGKILL before a cancel's COMMIT"
+	sku=$(new_sku T42-cancel2 50)
+	post_order "$url" "$(unique_key "t42-$s-cancel2-order")" "$(order_body "$sku" 2)"
+	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+	key=$(unique_key "t42-$s-cancel2")
+	bg_cancel "$o-f" "$url" "$key" "$oid" before_commit=sleep3000
+	if victim=$(sleeping_worker); then
+		kill -KILL "$victim"
+		wait
+		bg_load "$o-f"
+		expect_gateway_error "$w"
+		expect_sql_value "$w: cancel ledger" "0	-" "$(cancel_ledger "$key")"
+		expect_sql_value "$w: order" CREATED "$(order_state "$oid")"
+		expect_sql_value "$w: stock" 48 "$(stock_of "$sku")"
+		post_cancel "$url" "$key" "$oid"
+		expect_status 200 "$w: retry"
+		expect_no_header idempotent-replayed "$w: retry"
+		expect_sql_value "$w: retry: order" CANCELLED "$(order_state "$oid")"
+		expect_sql_value "$w: retry: stock restocked once" 50 "$(stock_of "$sku")"
+		expect_sql_value "$w: retry: restocked" 2 "$(restocked_of "$sku")"
 	else
 		fail "$w" "no worker sleeps in before_commit"
 		wait

@@ -15,6 +15,10 @@
 #    503 REQUEST_STATUS_UNCONFIRMED (never "nothing was stored");
 #    COMMIT itself lost (never reached the server): 201, 409 unconfirmed
 #    or 503;
+#  - the same for a cancel: the answer to its COMMIT lost: 200 from the
+#    ledger; then the database out of reach: 503
+#    REQUEST_STATUS_UNCONFIRMED ("the order may have been cancelled");
+#    the retry replays 200 and the order is restocked exactly once;
 #  - every connection cut while idle: the next POST creates (201);
 #  - connections refused: 503 with Retry-After, health 503;
 #  - a black hole longer than the deadline: POST, GET and _health each
@@ -118,6 +122,51 @@ for s in $HTTP_SERVERS; do
 	expect_header idempotent-replayed true "$w: retry"
 	expect_body_json .orderId "$oid" "$w: retry"
 	expect_one_order "$key" "$sku" 48 "$oid" "$w: after the retry"
+
+	# --- a cancel's COMMIT answer lost, then (second row) no database ----
+	# Answered from the ledger (200, restocked once), or 503
+	# REQUEST_STATUS_UNCONFIRMED saying the order may have been
+	# cancelled; either way the same key converges to one restock.
+	for how in cut dark; do
+		w="$s cancel, answer to COMMIT lost ($how)"
+		sku=$(new_sku T44-cancel-$how 50)
+		post_order "$url" "$(unique_key "t44-$s-cancel-$how-order")" "$(order_body "$sku" 2)"
+		expect_status 201 "$w: the order"
+		oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
+		key=$(unique_key "t44-$s-cancel-$how")
+		settle_reads
+		c0=$(proxy_stat cuts)
+		bg_cancel "$o-cancel-$how" "$url" "$key" "$oid" before_commit=sleep1500
+		pid=$!
+		sleeping_worker >/dev/null ||
+		    echo "note   $w: no worker seen sleeping; arming anyway"
+		proxy cut-after-bytes 0 server >/dev/null
+		[[ $how == dark ]] && proxy refuse >/dev/null
+		wait "$pid"
+		proxy pass >/dev/null
+		bg_load "$o-cancel-$how"
+		[[ $(proxy_stat cuts) -gt $c0 ]] && ok "$w: the proxy cut" ||
+		    fail "$w: cut" "the proxy cut nothing"
+		if [[ $how == cut ]]; then
+			expect_status 200 "$w: outcome unknown, read from the ledger"
+			expect_no_header idempotent-replayed "$w"
+			expect_body_json .status CANCELLED "$w"
+		else
+			expect_problem 503 REQUEST_STATUS_UNCONFIRMED "$w"
+			expect_503_retry "$w"
+			expect_body_json '.detail | test("the order may have been cancelled")' true "$w: detail"
+		fi
+		expect_sql_value "$w: cancel ledger" "1	SUCCEEDED" "$(cancel_ledger "$key")"
+		expect_sql_value "$w: order" CANCELLED "$(order_state "$oid")"
+		expect_sql_value "$w: stock of $sku restocked once" 50 "$(stock_of "$sku")"
+		expect_sql_value "$w: restocked of $sku" 2 "$(restocked_of "$sku")"
+		post_cancel "$url" "$key" "$oid"
+		expect_status 200 "$w: retry"
+		expect_header idempotent-replayed true "$w: retry"
+		expect_body_json .orderId "$oid" "$w: retry"
+		expect_sql_value "$w: after the retry: stock" 50 "$(stock_of "$sku")"
+		expect_sql_value "$w: after the retry: restocked" 2 "$(restocked_of "$sku")"
+	done
 
 	# --- COMMIT itself lost: never reached the server --------------------
 	w="$s COMMIT lost on the way"

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # A short chaos run (tests/chaos/run) against the test stack: 600 sends
-# over 120 keys from 8 clients through lighttpd while a random worker is
-# SIGKILLed about once a second and MariaDB is killed and restarted once;
-# then a smaller one through Apache with worker kills only.  Every
-# invariant the run checks (one order per key, every 201 naming it, ledger
-# and orders in step, stock conserved) must hold.
+# over 120 keys from 8 clients through lighttpd, a part of the keys'
+# orders cancelled (and the cancels retried) as soon as they are created,
+# while a random worker is SIGKILLed about once a second and MariaDB is
+# killed and restarted once; then a smaller one through Apache with worker
+# kills only.  Every invariant the run checks (one order per key, every
+# 201 naming it, ledger and orders in step, every cancelled order
+# restocked exactly once with one cancel ledger row, stock + sold -
+# restocked = initial) must hold, with cancels and restocks counted.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
 
@@ -26,7 +29,7 @@ chaos() {
 	rc=${PIPESTATUS[0]}
 	line=$(grep '^chaos: requests=' "$out" | tail -n 1)
 	echo "    $line"
-	if [[ $line =~ ^chaos:\ requests=[0-9]+\ retries=[0-9]+\ created=[0-9]+\ replays=[0-9]+\ conflicts=[0-9]+\ orders=[0-9]+\ violations=([0-9]+)$ ]]; then
+	if [[ $line =~ ^chaos:\ requests=[0-9]+\ retries=[0-9]+\ created=[0-9]+\ replays=[0-9]+\ conflicts=[0-9]+\ orders=[0-9]+\ cancels=[0-9]+\ cancel_retries=[0-9]+\ restocks=[0-9]+\ violations=([0-9]+)$ ]]; then
 		ok "$what: one summary line"
 		[[ ${BASH_REMATCH[1]} == 0 ]] && ok "$what: no violation" ||
 		    fail "$what: violations" "$line"
@@ -42,6 +45,13 @@ chaos "lighttpd, worker kills and a MariaDB restart" \
 created=$(sed -n 's/.* created=\([0-9]*\) .*/\1/p' <<<"$CHAOS_LINE")
 [[ ${created:-0} -gt 0 ]] && ok "lighttpd run created $created orders" ||
     fail "lighttpd run" "created no order"
+# Cancels are mixed in: every cancelled order restocked exactly once is
+# among the run's invariants; here, that there were some.
+cancels=$(sed -n 's/.* cancels=\([0-9]*\) .*/\1/p' <<<"$CHAOS_LINE")
+restocks=$(sed -n 's/.* restocks=\([0-9]*\) .*/\1/p' <<<"$CHAOS_LINE")
+[[ ${cancels:-0} -gt 0 && ${restocks:-0} -gt 0 ]] &&
+    ok "lighttpd run: $cancels cancels sent, $restocks orders restocked" ||
+    fail "lighttpd run" "cancels=${cancels:-none} restocks=${restocks:-none}"
 grep -q 'chaos: restarting MariaDB' "$T_TMP/chaos.err" &&
     ok "lighttpd run: MariaDB was restarted during the run" ||
     fail "lighttpd run" "no MariaDB restart happened"

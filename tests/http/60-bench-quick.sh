@@ -2,8 +2,9 @@
 # `tools/dev bench --quick` runs end to end: on its own stack 'bench'
 # (its own ports, var/bench, its own build without fault injection, fresh
 # database), never the test stack the other scripts use; it writes a
-# results table with every row, a TSV and a chart, and no run got an
-# unexpected status.  A smoke check only: no speed is asserted.
+# results table with every row (a cancel of orders made before, each with
+# its own key, and a cancel replayed, beside the create), a TSV and a
+# chart, and no run got an unexpected status.  A smoke check only: no speed is asserted.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -43,7 +44,9 @@ for row in "H H lighttpd" "H H apache" "D D -" \
     "D D-hot-proc -" \
     "app create lighttpd" "app create apache" "app replay lighttpd" \
     "app replay apache" "app conflict lighttpd" "app conflict apache" \
-    "app get lighttpd" "app get apache" "app hot lighttpd" "app hot apache"; do
+    "app get lighttpd" "app get apache" "app hot lighttpd" "app hot apache" \
+    "app cancel lighttpd" "app cancel apache" "app cancel-replay lighttpd" \
+    "app cancel-replay apache"; do
 	read -r kind test server <<<"$row"
 	line=$(awk -F'\t' -v k="$kind" -v t="$test" -v s="$server" \
 	    '$1 == k && $2 == t && $3 == s' "$tsv" 2>/dev/null | head -n 1)
@@ -78,7 +81,9 @@ for name in '| H (hello-fcgi) | lighttpd |' '| H (hello-fcgi) | apache |' \
     '| create | lighttpd |' '| create | apache |' \
     '| replay | lighttpd |' '| replay | apache |' '| conflict | lighttpd |' \
     '| conflict | apache |' '| get | lighttpd |' '| get | apache |' \
-    '| hot | lighttpd |' '| hot | apache |' '## Targets' \
+    '| hot | lighttpd |' '| hot | apache |' '| cancel | lighttpd |' \
+    '| cancel | apache |' '| cancel-replay | lighttpd |' \
+    '| cancel-replay | apache |' '| cancel c' '## Targets' \
     '| mariadbd per create c' '| CPU per create c16 via lighttpd ≤ 1.15 ×' \
     '## Where the CPU goes' '| kernel: sockets, scheduling, wake-ups |' \
     '| SQL parser' '| responder, µs per request | create | replay |' \

@@ -2,8 +2,10 @@
 #
 #   tools/dev chaos [ARGS]       a chaos run against the stack's lighttpd
 #                                (IDEMORDERS_STACK=dev|test), with worker
-#                                kills and one MariaDB restart; ARGS go to
-#                                tests/chaos/run (--requests N --keys K ...)
+#                                kills and one MariaDB restart, creates and
+#                                retried cancels mixed; ARGS go to
+#                                tests/chaos/run (--requests N --keys K
+#                                --cancel-pct P ...)
 #   tools/dev chaos restart-db   kill -9 the stack's MariaDB and start it
 #                                again (what the chaos run and the crash
 #                                tests call)
