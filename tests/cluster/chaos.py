@@ -6,7 +6,8 @@ each key to two or three random web nodes at once, and retry a send
 (same key, same body, any node, exponential backoff with full jitter)
 after no answer, any 5xx and 409 REQUEST_IN_PROGRESS /
 REQUEST_STATUS_UNCONFIRMED.  Bodies mix a few SKUs of the run and one
-hot SKU.  During the run one database node is SIGKILLed and brought back
+hot SKU.  A share of the created orders (--cancel-pct) is then
+cancelled, each with a key of its own sent and retried the same way.  During the run one database node is SIGKILLed and brought back
 by IST (`tools/dev cluster kill N` / `start N`), and another node's
 responder pool is SIGKILLed and started again.  Afterwards, on every
 node, with wsrep_sync_wait=1:
@@ -16,7 +17,11 @@ node, with wsrep_sync_wait=1:
   - every 201 for a key names the same orderId, which is the ledger's
     resource_id and answers GET (a 503 retried as a client would, for up
     to 30 s); no key gets both 201 and a final error;
-  - stock + sold = initial, stock >= 0;
+  - stock + sold - restocked = initial, stock >= 0, and each SKU's
+    restocked count is what its cancelled orders hold;
+  - an order is CANCELLED exactly when its cancel key's cancel-order row
+    SUCCEEDED; every 200 to a cancel names its order, now cancelled by
+    that key; every cancel ends 200; no cancel row left PROCESSING;
   - no 500, no 410 (the keys are fresh), no key left without a final
     answer.
 
@@ -158,6 +163,8 @@ class Run:
         self.answers = {}   # key -> [(node, status, code, orderId, replayed)]
         self.finals = {}    # key -> final (status, code) of each send
         self.bodies = {}    # key -> (user, body)
+        self.paths = {}     # key -> path under the mount ("" for a create)
+        self.cancels = {}   # cancel key -> (the create's key, orderId)
         self.retries = 0
         self.get_retried = 0
         self.gave_up = []
@@ -203,7 +210,7 @@ class Run:
         node = first_node
         attempt = 0
         while True:
-            url = self.cl.web[node - 1]
+            url = self.cl.web[node - 1] + self.paths.get(key, "")
             status, code, doc, hdrs, _ = self.http.request(
                 url, user, key, body)
             oid = doc.get("orderId") if isinstance(doc, dict) else None
@@ -250,6 +257,20 @@ class Run:
             self.bodies[key] = (user, self.body(i < self.args.keys))
         return key
 
+    def cancel_of(self, key):
+        """A cancel key for the order KEY created, or None if none was."""
+        oids = {a[3] for a in self.answers.get(key, []) if a[1] == 201}
+        if len(oids) != 1:
+            return None
+        oid = oids.pop()
+        ckey = "cx" + key[2:]
+        with self.lock:
+            self.bodies[ckey] = (self.bodies[key][0],
+                                 {"reason": "cluster chaos"})
+            self.paths[ckey] = "/%s/cancel" % oid
+            self.cancels[ckey] = (key, oid)
+        return ckey
+
     # -- checks ------------------------------------------------------------
 
     def check_client(self):
@@ -257,6 +278,8 @@ class Run:
         created = replays = finals = 0
         n500 = n410 = web500 = 0
         for key, ans in self.answers.items():
+            if key in self.cancels:
+                continue
             oids = {a[3] for a in ans if a[1] == 201}
             for a in ans:
                 if a[1] == 201:
@@ -294,6 +317,29 @@ class Run:
         self.web500 = web500
         return created, replays, finals, n500, n410
 
+    def check_cancels(self):
+        """Per cancel key: every final answer 200 naming its order, no 500
+        of the responder's, no 410; returns (cancelled, cancel replays)."""
+        cancelled = replays = 0
+        for ckey, (key, oid) in self.cancels.items():
+            for node, st, code, aoid, replayed in self.answers.get(ckey, []):
+                if st == 200:
+                    if replayed:
+                        replays += 1
+                    else:
+                        cancelled += 1
+                    if aoid != oid:
+                        self.violation("%s: 200 names %s, not %s"
+                                       % (ckey, aoid, oid))
+                elif (st == 500 and code) or st == 410:
+                    self.violation("%s: %d %s from node %d"
+                                   % (ckey, st, code, node))
+            for st, code in self.finals.get(ckey, []):
+                if st != 200:
+                    self.violation("%s: the cancel of %s ended %d %s"
+                                   % (ckey, oid, st, code))
+        return cancelled, replays
+
     def check_db(self, like):
         """The invariants on every node; the order count of node 1."""
         q_counts = (
@@ -302,13 +348,17 @@ class Run:
             " ON o.id = i.order_id WHERE o.idempotency_key LIKE '{0}'),"
             " (SELECT COUNT(*) FROM idempotency_records WHERE idem_key"
             " LIKE '{0}'), (SELECT COALESCE(SUM(available), 0) FROM stock"
-            " WHERE sku LIKE 'CC{1}-%')").format(like, self.run_id)
+            " WHERE sku LIKE 'CC{1}-%'), (SELECT COUNT(*) FROM orders WHERE"
+            " idempotency_key LIKE '{0}' AND status = 'CANCELLED'),"
+            " (SELECT COALESCE(SUM(restocked), 0) FROM stock WHERE sku LIKE"
+            " 'CC{1}-%')").format(like, self.run_id)
         counts = {}
         for n in self.cl.nodes():
             counts[n] = tuple(self.cl.sql(n, q_counts)[0])
         if len(set(counts.values())) != 1:
-            self.violation("row counts differ between nodes "
-                           "(orders, items, ledger, stock): %s" % counts)
+            self.violation("row counts differ between nodes (orders, items,"
+                           " ledger, stock, cancelled, restocked): %s"
+                           % counts)
         rows = self.cl.sql(1, (
             "SELECT principal_id, idempotency_key, COUNT(*) FROM orders"
             " WHERE idempotency_key LIKE '%s' GROUP BY principal_id,"
@@ -352,19 +402,57 @@ class Run:
             if oos and led and led[1] != "FAILED_FINAL":
                 self.violation("%s: 409 OUT_OF_STOCK but the ledger has %s"
                                % (key, led[1]))
+        self.check_db_cancels(like)
         if hasattr(self, "initial"):
             sold = dict(self.cl.sql(1, (
                 "SELECT i.sku, SUM(i.qty) FROM order_items i JOIN orders o"
                 " ON o.id = i.order_id WHERE o.idempotency_key LIKE '%s'"
                 " GROUP BY i.sku") % like))
-            for sku, avail in self.cl.sql(1, (
-                    "SELECT sku, available FROM stock WHERE sku LIKE"
-                    " 'CC%s-%%'") % self.run_id):
-                s = int(sold.get(sku, 0))
-                if int(avail) < 0 or int(avail) + s != self.initial[sku]:
-                    self.violation("%s: available %s + sold %d != initial %d"
-                                   % (sku, avail, s, self.initial[sku]))
+            back = dict(self.cl.sql(1, (
+                "SELECT i.sku, SUM(i.qty) FROM order_items i JOIN orders o"
+                " ON o.id = i.order_id WHERE o.idempotency_key LIKE '%s'"
+                " AND o.status = 'CANCELLED' GROUP BY i.sku") % like))
+            for sku, avail, rest in self.cl.sql(1, (
+                    "SELECT sku, available, restocked FROM stock WHERE sku"
+                    " LIKE 'CC%s-%%'") % self.run_id):
+                s, r = int(sold.get(sku, 0)), int(rest)
+                if int(avail) < 0 or \
+                        int(avail) + s - r != self.initial[sku]:
+                    self.violation("%s: available %s + sold %d - restocked"
+                                   " %d != initial %d" % (
+                                       sku, avail, s, r, self.initial[sku]))
+                if r != int(back.get(sku, 0)):
+                    self.violation("%s: restocked %d, but its cancelled"
+                                   " orders hold %d" % (
+                                       sku, r, int(back.get(sku, 0))))
         return int(counts[1][0])
+
+    def check_db_cancels(self, like):
+        """An order is CANCELLED exactly when the cancel key it keeps has
+        a SUCCEEDED cancel-order row; a 200 names a cancelled order."""
+        state = {}
+        for oid, st, ckey, lst in self.cl.sql(1, (
+                "SELECT CONCAT('o-', o.id), o.status,"
+                " COALESCE(o.cancel_key, ''), COALESCE(r.status, '') FROM"
+                " orders o LEFT JOIN idempotency_records r ON"
+                " r.principal_id = o.principal_id AND r.operation ="
+                " 'cancel-order' AND r.idem_key = o.cancel_key WHERE"
+                " o.idempotency_key LIKE '%s'") % like):
+            state[oid] = (st, ckey)
+            if (st == "CANCELLED") != (lst == "SUCCEEDED"):
+                self.violation("%s: %s, its cancel key %r's row %s"
+                               % (oid, st, ckey, lst or "(none)"))
+        for (k,) in self.cl.sql(1, (
+                "SELECT idem_key FROM idempotency_records WHERE operation ="
+                " 'cancel-order' AND status = 'PROCESSING' AND idem_key LIKE"
+                " 'cx%s'") % like[2:]):
+            self.violation("%s: cancel ledger row left PROCESSING" % k)
+        for ckey, (key, oid) in self.cancels.items():
+            if any(a[1] == 200 for a in self.answers.get(ckey, [])) and \
+                    state.get(oid) != ("CANCELLED", ckey):
+                self.violation("%s: answered 200 but %s is %s"
+                               % (ckey, oid, state.get(oid)))
+
 
     def check_get(self, key, oid):
         """GET the order on a random node as a client would: a 503 or no
@@ -430,6 +518,10 @@ def chaos(args, cl):
                 counter[0] += 1
             key = run.new_key(i)
             run.send_key(key, run.rng.choice(args.fanout))
+            if run.rng.random() * 100 < args.cancel_pct:
+                ckey = run.cancel_of(key)
+                if ckey:
+                    run.send_key(ckey, run.rng.choice(args.fanout))
             if args.think:
                 time.sleep(run.rng.uniform(0, args.think / 1000.0))
 
@@ -486,6 +578,7 @@ def chaos(args, cl):
         ft.join()
     elapsed = time.monotonic() - t_start
     created, replays, finals, n500, n410 = run.check_client()
+    cancelled, cancel_replays = run.check_cancels()
     orders = -1
     if run.ensure_synced():
         try:
@@ -500,10 +593,12 @@ def chaos(args, cl):
             statuses[k] = statuses.get(k, 0) + 1
     print("cluster-chaos: keys=%d requests=%d retries=%d created=%d "
           "replays=%d final_errors=%d http500=%d web500=%d http410=%d gave_up=%d "
-          "orders=%d get_retried=%d seconds=%.0f faults=[%s] violations=%d" % (
-              len(run.bodies), sends, run.retries, created, replays,
-              finals, n500, run.web500, n410, len(run.gave_up), orders,
-              run.get_retried, elapsed,
+          "orders=%d cancels=%d cancelled=%d cancel_replays=%d "
+          "get_retried=%d seconds=%.0f faults=[%s] violations=%d" % (
+              len(run.bodies) - len(run.cancels), sends, run.retries,
+              created, replays, finals, n500, run.web500, n410,
+              len(run.gave_up), orders, len(run.cancels), cancelled,
+              cancel_replays, run.get_retried, elapsed,
               "; ".join(run.events), len(run.violations)))
     log("answers: " + " ".join("%s=%d" % kv for kv in sorted(
         statuses.items())))
@@ -714,6 +809,9 @@ def main():
     ap.add_argument("--hot-share", type=float, default=0.4,
                     help="share of keys ordering the hot SKU (0.4)")
     ap.add_argument("--stock-pct", type=int, default=85)
+    ap.add_argument("--cancel-pct", type=int, default=30,
+                    help="chaos: share of created orders then cancelled,"
+                    " each with a key of its own sent like a create's (30)")
     ap.add_argument("--think", type=int, default=30,
                     help="pause 0..MS ms between a client's keys (30)")
     ap.add_argument("--timeout", type=int, default=60,

@@ -2,9 +2,10 @@
 # tests/cluster/cluster-check.sh -- the short cluster check (`tools/dev cluster
 # check`, a few minutes): the cluster up from any state, the tools' own
 # commands (status, sql on every node, kill and start by IST), a small
-# chaos run with one database node killed and rejoined and one responder
-# pool killed, the quorum-loss test with its repair, then the cluster
-# down.  Prints "RESULT cluster-check <passed> <failed>".
+# chaos run (creates, and cancels of a share of them) with one database
+# node killed and rejoined and one responder pool killed, the quorum-loss
+# test with its repair, then the cluster down.  Prints "RESULT
+# cluster-check <passed> <failed>".
 . "$(dirname -- "$0")/../lib/http.sh"
 
 CL=("$DEV" cluster)
@@ -130,6 +131,13 @@ done
 
 run_summary "chaos: a node killed and rejoined, a pool killed" chaos \
     "${CL[@]}" chaos --keys 200 --clients 4 --down-for 7
+# A share of the orders was cancelled through the same faults.
+if [[ $SUMMARY =~ \ cancels=([0-9]+)\ cancelled=([0-9]+) ]] &&
+    [[ ${BASH_REMATCH[1]} -gt 0 && ${BASH_REMATCH[2]} -gt 0 ]]; then
+	ok "chaos: ${BASH_REMATCH[1]} cancels, ${BASH_REMATCH[2]} cancelled"
+else
+	fail "chaos: cancels" "got '$SUMMARY'"
+fi
 run_summary "quorum loss" quorum "${CL[@]}" quorum --keys 8 --outage 10
 check "three Synced nodes after the repair" synced_all
 
