@@ -1,10 +1,10 @@
-// idemorders-client.mjs -- create orders through idemorders, retrying
-// safely: one Idempotency-Key per logical order, kept across retries and
-// page reloads (localStorage in a browser, memory otherwise), exponential
-// backoff with full jitter inside an overall deadline, Retry-After
-// honoured, and every answer told apart: created (replayed or not),
-// rejected for good, or unknown (the client gave up; retrying later with
-// the same key is safe).
+// idemorders-client.mjs -- create and cancel orders through idemorders,
+// retrying safely: one Idempotency-Key per logical order (or cancel), kept
+// across retries and page reloads (localStorage in a browser, memory
+// otherwise), exponential backoff with full jitter inside an overall
+// deadline, Retry-After honoured, and every answer told apart: created or
+// cancelled (replayed or not), rejected for good, or unknown (the client
+// gave up; retrying later with the same key is safe).
 //
 // One ES module for browsers and Node 18 or later (fetch, AbortController,
 // crypto.getRandomValues: a page on plain HTTP works too); no
@@ -21,6 +21,11 @@
 // handles, another device) has one key for all of them, made by the
 // server with the checkout and rendered into the page: pass it as
 // { key } instead of a ref (clients/README.md, "One checkout, one key").
+// A cancel is the same: one key per cancel, made by the server with the
+// order page's cancel form, on every path:
+//
+//	const c = await client.cancelOrder('o-42', { key: cancelKey, reason: 'changed my mind' });
+//	if (c.outcome === 'cancelled') ... c.body.cancelledAt, c.replayed
 //
 // See clients/README.md for every option and outcome.
 
@@ -236,7 +241,7 @@ export class IdemordersClient {
 		return key;
 	}
 
-	/** Forget the key of `ref` (the next createOrder makes a new order). */
+	/** Forget the key of `ref` (the next call for it makes a new order or cancel). */
 	forget(ref) {
 		this.storage.removeItem(STORAGE_PREFIX + ref);
 	}
@@ -252,13 +257,45 @@ export class IdemordersClient {
 	 * error }.  Never rejects for HTTP or network failures.
 	 */
 	async createOrder(order, opts = {}) {
+		const payload = typeof order === 'string' ? order : JSON.stringify(order);
+		return this.#send(this.url, payload, opts, 'created');
+	}
+
+	/**
+	 * Cancel order `orderId` (POST {url}/{orderId}/cancel, with
+	 * { reason: opts.reason } when given, else {}) under the same rules
+	 * as createOrder: one key for all attempts (opts.key, else the key
+	 * stored for opts.ref, else a new key for this call only),
+	 * Retry-After honoured, network errors, 5xx and an undecided key
+	 * retried.  Resolves like createOrder, with outcome 'cancelled' on
+	 * 200 (body: the order, status CANCELLED, cancelledAt); 'rejected'
+	 * with ORDER_NOT_FOUND, ORDER_ALREADY_CANCELLED (another key
+	 * cancelled it), ORDER_NOT_CANCELLABLE and the like.  A cancel puts
+	 * the stock back once however often it is retried with its key; it
+	 * never refunds a payment.  Throws a TypeError, synchronously, for an
+	 * order id that cannot be one.
+	 */
+	cancelOrder(orderId, opts = {}) {
+		if (typeof orderId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(orderId))
+			throw new TypeError('IdemordersClient: orderId must be 1-64 characters of A-Z a-z 0-9 . _ - (such as o-42), got ' +
+			    JSON.stringify(orderId));
+		const payload = JSON.stringify(opts.reason === undefined ||
+		    opts.reason === null ? {} : { reason: opts.reason });
+		const url = `${String(this.url).replace(/\/+$/, '')}/${orderId}/cancel`;
+		return this.#send(url, payload, opts, 'cancelled');
+	}
+
+	/*
+	 * POST `payload` to `url` with one key for every attempt, retrying
+	 * what may be retried; `done` is the outcome of a 2xx.  The key is
+	 * made and stored before the first await: a second call for the
+	 * same ref (a double click, a second handler) finds it.
+	 */
+	async #send(url, payload, opts, done) {
 		const ref = opts.ref ?? null;
 		let key = opts.key ?? null;
-		// Made and stored before the first await: a second call for the
-		// same checkout (a double click, a second handler) finds it.
 		if (key === null)
 			key = ref !== null ? this.keyFor(ref) : randomUUID();
-		const payload = typeof order === 'string' ? order : JSON.stringify(order);
 		const start = this.now();
 		const deadline = start + this.deadlineMs;
 		let last = null;
@@ -298,7 +335,7 @@ export class IdemordersClient {
 				break;
 			}
 			attempt++;
-			last = await this.#attempt(payload, key, attempt,
+			last = await this.#attempt(url, payload, key, attempt,
 			    Math.min(this.tryTimeoutMs, left), opts.signal, extra);
 			const verdict = last.status === 0 ? 'retry' :
 			    classify(last.status, last.code);
@@ -320,7 +357,7 @@ export class IdemordersClient {
 				    code: last.code, error: last.error, delayMs: delay });
 			}
 			if (verdict !== 'retry') {
-				last.outcome = verdict === 'success' ? 'created' : 'rejected';
+				last.outcome = verdict === 'success' ? done : 'rejected';
 				break;
 			}
 			if (delay === null) {
@@ -336,7 +373,7 @@ export class IdemordersClient {
 	}
 
 	/* One POST; a network error or timeout gives status 0 and its message. */
-	async #attempt(payload, key, attempt, timeoutMs, signal, extra) {
+	async #attempt(url, payload, key, attempt, timeoutMs, signal, extra) {
 		const ac = new AbortController();
 		const onAbort = () => ac.abort();
 		if (signal)
@@ -350,7 +387,7 @@ export class IdemordersClient {
 			...(this.attemptHeaders ? this.attemptHeaders(attempt) || {} : {}),
 		};
 		try {
-			const res = await this.fetch(this.url, {
+			const res = await this.fetch(url, {
 				method: 'POST',
 				headers,
 				body: payload,
@@ -404,7 +441,7 @@ export class IdemordersClient {
 		    last.body.orderId : null;
 		return {
 			outcome: last.outcome,
-			ok: last.outcome === 'created',
+			ok: last.outcome === 'created' || last.outcome === 'cancelled',
 			status: last.status,
 			code: last.code,
 			replayed,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # verify/idemorders-verify, the QA kit, against the test stack: it passes
 # through lighttpd and Apache, with --db-defaults (judged by rows too) and
-# without (HTTP alone, which it says); it refuses to run without a test
+# without (HTTP alone, which it says), check 8 (a cancel: its lost answer
+# retried, replayed, eight at once) included, its two cancelled orders
+# restocked once each; it refuses to run without a test
 # SKU, with an unknown one or without enough stock; and it FAILS check 5,
 # naming it, against a responder configured with out_of_stock = retryable
 # (its rejections are not replayed), behind a lighttpd of its own.
@@ -78,7 +80,7 @@ for s in $HTTP_SERVERS; do
 	verify "$w" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku" \
 	    --db-defaults "$DBDEF"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
-	expect_pass "$w" 1 2 3 4 5 6 7
+	expect_pass "$w" 1 2 3 4 5 6 7 8
 	grep -q 'CREATES real orders' <<<"$VOUT" && ok "$w: says up front that it creates orders" ||
 	    fail "$w: warning" "no 'CREATES real orders' line"
 	grep -qE '^PASS 1 .*rows: 1 order, ledger SUCCEEDED o-' <<<"$VOUT" &&
@@ -87,21 +89,29 @@ for s in $HTTP_SERVERS; do
 	    ok "$w: OUT_OF_STOCK judged" || fail "$w: check 5" "no OUT_OF_STOCK judgement"
 	grep -qE '^PASS 5 .*crash before COMMIT \([0-9]+\): nothing kept' <<<"$VOUT" &&
 	    ok "$w: crash before COMMIT judged" || fail "$w: check 5" "no crash judgement"
-	grep -qE '7 passed, 0 failed, 0 not judged$' <<<"$VOUT" &&
+	grep -qE '^PASS 8 .*lost answer \([0-9]+\), the retry got the stored 200.*rows: one SUCCEEDED cancel row each, stock back to 96' <<<"$VOUT" &&
+	    ok "$w: the cancel's lost answer and its rows judged" ||
+	    fail "$w: check 8" "$(grep -E '^[A-Z]+ 8 ' <<<"$VOUT")"
+	expect_sql_value "$w: its cancelled orders, each restocked once" "2 2" \
+	    "$(sql "SELECT COUNT(*), SUM(o.cancel_key LIKE 'verify-%-cancel')
+	    FROM orders o JOIN order_items i ON i.order_id = o.id
+	    WHERE i.sku = '$sku' AND o.status = 'CANCELLED'" | tr '\t' ' ')"
+	expect_sql_value "$w: restocked of $sku" 2 "$(sql "SELECT restocked FROM stock WHERE sku = '$sku'")"
+	grep -qE '8 passed, 0 failed, 0 not judged$' <<<"$VOUT" &&
 	    ok "$w: summary" || fail "$w: summary" "$(tail -n 1 <<<"$VOUT")"
 	expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
 	expect_sql_value "$w: its orders, all under its prefix" \
-	    "4 4" "$(sql "SELECT COUNT(*), SUM(idempotency_key LIKE 'verify-%')
+	    "6 6" "$(sql "SELECT COUNT(*), SUM(idempotency_key LIKE 'verify-%')
 	    FROM orders o JOIN order_items i ON i.order_id = o.id WHERE i.sku = '$sku'" | tr '\t' ' ')"
 
 	w="$s, HTTP alone"
 	sku=$(new_sku T7Y 100)
 	verify "$w" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
-	expect_pass "$w" 1 2 3 4 5 6 skip7
+	expect_pass "$w" 1 2 3 4 5 6 skip7 8
 	grep -qE '^PASS 1 .*\[HTTP only\]$' <<<"$VOUT" && ok "$w: check 1 marked [HTTP only]" ||
 	    fail "$w: [HTTP only]" "not marked"
-	grep -qE 'judged by HTTP alone \(no --db-defaults\): 1 2 3 4 5 6$' <<<"$VOUT" &&
+	grep -qE 'judged by HTTP alone \(no --db-defaults\): 1 2 3 4 5 6 8$' <<<"$VOUT" &&
 	    ok "$w: the summary names the checks judged by HTTP alone" ||
 	    fail "$w: summary" "$(tail -n 1 <<<"$VOUT")"
 	grep -q "KRW 1000 a unit (learnt" <<<"$VOUT" && ok "$w: price learnt by HTTP" ||
@@ -124,7 +134,7 @@ verify "unknown SKU" --base "$url" --user "$ALICE" --other-user "$BOB" \
 sku=$(new_sku T7Y-low 2)
 verify "low stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku" \
     --db-defaults "$DBDEF"
-[[ $VRC == 2 && $VOUT == *"has 2 units available, 4 needed"* ]] &&
+[[ $VRC == 2 && $VOUT == *"has 2 units available, 5 needed"* ]] &&
     ok "2 units, rows: refused, exit 2" || fail "low stock" "exit $VRC"
 expect_sql_value "low stock: nothing ordered" 2 "$(stock_of "$sku")"
 sku=$(new_sku T7Y-none 0)
@@ -160,7 +170,7 @@ for s in $HTTP_SERVERS; do
 	verify "$w" --base "$url" --header "$(basic_header "$ALICE")" \
 	    --other-header "$(basic_header "$BOB")" --sku "$sku" --db-defaults "$DBDEF"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
-	expect_pass "$w" 1 2 3 4 5 6 7
+	expect_pass "$w" 1 2 3 4 5 6 7 8
 	grep -qE "principals alice and bob \(read from the database\)" <<<"$VOUT" &&
 	    ok "$w: the principals read from the rows" ||
 	    fail "$w: principals" "no line naming alice and bob"
@@ -178,7 +188,7 @@ w="lighttpd, --header @FILE and --other-user, HTTP alone"
 sku=$(new_sku T7Y-hdrfile 100)
 verify "$w" --base "$LIGHTTPD_URL$MOUNT" --header "@$hf" --other-user "$BOB" --sku "$sku"
 [[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
-expect_pass "$w" 1 2 3 4 5 6 skip7
+expect_pass "$w" 1 2 3 4 5 6 skip7 8
 no_secret "$w" "$SECRET_A" "bob-secret"
 expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
 
@@ -320,7 +330,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/ana.jar" \
 		    --other-cookie "$T_TMP/ben.jar" --sku "$sku" --db-defaults "$DBDEF"
 		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
-		expect_pass "$w" 1 2 3 4 5 6 7
+		expect_pass "$w" 1 2 3 4 5 6 7 8
 		grep -q 'principals customer-1001 and customer-1002 (read from the database)' <<<"$VOUT" &&
 		    ok "$w: the customers are the principals" ||
 		    fail "$w: principals" "no line naming customer-1001 and customer-1002"
@@ -336,7 +346,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		verify "$w" --base "$bearer$MOUNT" --header "@$T_TMP/ana.headers" \
 		    --other-header "Authorization: Bearer $tok_b" --sku "$sku" --db-defaults "$DBDEF"
 		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
-		expect_pass "$w" 1 2 3 4 5 6 7
+		expect_pass "$w" 1 2 3 4 5 6 7 8
 		grep -q 'principals customer-1001 and customer-1002 (read from the database)' <<<"$VOUT" &&
 		    ok "$w: the customers are the principals" ||
 		    fail "$w: principals" "no line naming customer-1001 and customer-1002"
@@ -393,8 +403,8 @@ grep -qE '^FAIL 5 a final rejection is recorded, a crash keeps nothing: .*OUT_OF
 grep -qE "^FAIL 5 .*ledger row 'none', expected FAILED_FINAL" <<<"$VOUT" &&
     ok "$w: FAIL 5 says no ledger row was recorded" ||
     fail "$w: check 5 rows" "$(grep -E '^[A-Z]+ 5 ' <<<"$VOUT")"
-expect_pass "$w" 1 2 3 4 6 7
-grep -qE '6 passed, 1 failed, 0 not judged$' <<<"$VOUT" &&
+expect_pass "$w" 1 2 3 4 6 7 8
+grep -qE '7 passed, 1 failed, 0 not judged$' <<<"$VOUT" &&
     ok "$w: summary" || fail "$w: summary" "$(tail -n 1 <<<"$VOUT")"
 
 kill "$PLPID" 2>/dev/null

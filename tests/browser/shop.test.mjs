@@ -6,6 +6,10 @@
 // One checkout has one key on every path: the page's script and the form
 // without JavaScript, in one tab or several, send the key the server made
 // for the checkout, so mixing them still makes one order.
+// An order page's "Cancel this order" has one key too, made by the server
+// with the page: a double click, a lost answer and a reload, and the form
+// without JavaScript put the order's stock back once (judged by the stock
+// row's available and restocked and by the cancel's ledger row).
 // Run by tests/clients/83-browser.sh, which exports the shops' URLs, DEV,
 // LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed).
 import { test, before, after } from 'node:test';
@@ -15,10 +19,10 @@ import { createRequire } from 'node:module';
 
 const env = process.env;
 const SHOPS = [
-	['lighttpd', 'session', env.SHOP_LIGHTTPD_URL, '/checkout.php'],
-	['apache', 'session', env.SHOP_APACHE_URL, '/checkout.php'],
-	['lighttpd', 'bearer', env.BEARER_LIGHTTPD_URL, '/checkout-token.php'],
-	['apache', 'bearer', env.BEARER_APACHE_URL, '/checkout-token.php'],
+	['lighttpd', 'session', env.SHOP_LIGHTTPD_URL, '/checkout.php', '/order.php'],
+	['apache', 'session', env.SHOP_APACHE_URL, '/checkout.php', '/order.php'],
+	['lighttpd', 'bearer', env.BEARER_LIGHTTPD_URL, '/checkout-token.php', '/order-token.php'],
+	['apache', 'bearer', env.BEARER_APACHE_URL, '/checkout-token.php', '/order-token.php'],
 ];
 const skip = !(SHOPS.every((s) => s[2]) && env.DEV && env.LOGDIR && env.NODE_DIR &&
     env.LIGHTTPD_URL) && 'no test stack (SHOP_*_URL, BEARER_*_URL, DEV, LOGDIR, NODE_DIR)';
@@ -224,9 +228,227 @@ function api(c, mode, method, path, headers = {}, body = undefined) {
 	}, mode, method, path, headers, body);
 }
 
-for (const [server, mode, base, path] of SHOPS) {
+/* "available<TAB>restocked" of `sku`. */
+function stockRow(sku) {
+	return sql(`SELECT available, restocked FROM stock WHERE sku = ${q(sku)}`);
+}
+
+/* "count<TAB>status<TAB>resource" of the cancel ledger rows of `key`. */
+function cancelLedgerOf(key) {
+	return sql(`SELECT COUNT(*), IFNULL(MIN(status), '-'), IFNULL(MIN(resource_id), '-')
+	    FROM idempotency_records WHERE operation = 'cancel-order' AND idem_key = ${q(key)}`);
+}
+
+/* "status<TAB>cancel_key" of order `orderId`. */
+function orderRow(orderId) {
+	return sql(`SELECT status, IFNULL(cancel_key, '-') FROM orders WHERE id = ${Number(orderId.slice(2))}`);
+}
+
+const CANCEL_PATH = /^\/orders\/o-[0-9]+\/cancel$/;
+
+/*
+ * Record every cancel POST page `page` sends (c.cancels: key, status,
+ * replayed); with `fault`, the first one carries X-Idemorders-Fault and,
+ * with hold, every later one is refused until c.release().
+ */
+async function watchCancels(c, page, fault = null, hold = false) {
+	c.cancels = c.cancels || [];
+	const isCancel = (req) => req.method() === 'POST' && CANCEL_PATH.test(new URL(req.url()).pathname);
+	page.on('request', (req) => {
+		if (isCancel(req))
+			c.cancels.push({ req, key: req.headers()['idempotency-key'], status: null,
+			    replayed: null, done: false });
+	});
+	const settle = (req, status, replayed) => {
+		const x = c.cancels.find((p) => p.req === req);
+		if (x)
+			Object.assign(x, { status, replayed, done: true });
+	};
+	page.on('response', (res) => settle(res.request(), res.status(),
+	    res.headers()['idempotent-replayed'] === 'true'));
+	page.on('requestfailed', (req) => settle(req, 0, false));
+	if (fault === null)
+		return;
+	let n = 0;
+	let holding = hold;
+	await page.setRequestInterception(true);
+	page.on('request', (req) => {
+		if (req.isInterceptResolutionHandled())
+			return;
+		if (isCancel(req)) {
+			n++;
+			if (n === 1) {
+				req.continue({ headers: { ...req.headers(), 'x-idemorders-fault': fault } });
+				return;
+			}
+			if (holding) {
+				req.abort('connectionrefused');
+				return;
+			}
+		}
+		req.continue();
+	});
+	c.release = () => { holding = false; };
+}
+
+/*
+ * Hold the first cancel POST of `page` until a second one is sent (or 10 s
+ * passed), so that a double click's second click cannot find the page
+ * already done: both requests then reach the service together.
+ */
+async function pairCancels(page) {
+	const held = [];
+	await page.setRequestInterception(true);
+	page.on('request', (req) => {
+		if (req.isInterceptResolutionHandled())
+			return;
+		if (req.method() === 'POST' && CANCEL_PATH.test(new URL(req.url()).pathname) &&
+		    held !== null) {
+			held.push(req);
+			if (held.length === 1) {
+				setTimeout(() => {
+					if (held.length === 1)
+						held.splice(0).forEach((r) => r.continue());
+				}, 10000);
+				return;
+			}
+			held.splice(0).forEach((r) => r.continue());
+			return;
+		}
+		req.continue();
+	});
+}
+
+/* Ana signed in, with her order of 2 x a fresh product (50 stocked). */
+async function anasOrder(t, base, mode, what) {
+	const sku = newSku(what);
+	const c = await customer(t, base);
+	await signIn(c, 'ana');
+	const body = JSON.stringify({ currency: 'KRW', items: [{ sku, qty: 2 }], amount: 2000 });
+	const r = await api(c, mode, 'POST', '/orders',
+	    { 'Content-Type': 'application/json', 'Idempotency-Key': `br-${what}-${TAG}-${++serial}` }, body);
+	assert.equal(r.status, 201, r.text);
+	const orderId = JSON.parse(r.text).orderId;
+	assert.equal(stockRow(sku), '48\t0');
+	return { c, sku, orderId };
+}
+
+/* What #status of the order page says once the cancel is decided. */
+async function cancelOutcome(c, page = c.page) {
+	await page.waitForFunction(() => ['cancelled', 'replayed', 'rejected', 'unknown'].includes(
+	    document.querySelector('#status')?.dataset.outcome));
+	for (let i = 0; i < 600 && (c.cancels || []).some((p) => !p.done); i++)
+		await new Promise((r) => setTimeout(r, 100));
+	assert.ok((c.cancels || []).every((p) => p.done), 'a cancel POST never finished');
+	await new Promise((r) => setTimeout(r, 200));
+	return page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+}
+
+for (const [server, mode, base, path, orderPath] of SHOPS) {
 	const name = `${server} ${mode}`;
 	const shot = `${server}-${mode}`;
+
+	test(`${name}: "Cancel this order", a real double click: one key, restocked once`, { skip }, async (t) => {
+		const { c, sku, orderId } = await anasOrder(t, base, mode, 'cxl-dbl');
+		await watchCancels(c, c.page);
+		await pairCancels(c.page);
+		await c.page.goto(`${base}${orderPath}?id=${orderId}`);
+		await c.page.waitForSelector('#cancel:not([hidden])');
+		const key = await c.page.$eval('#order', (el) => el.dataset.key);
+		assert.match(key, UUID_V4);
+		await screenshot(c, `${shot}-order`);
+		await c.page.click('#cancel', { count: 2 });
+		const s = await cancelOutcome(c);
+		await screenshot(c, `${shot}-cancelled`);
+		assert.equal(s.outcome, 'cancelled', s.text);
+		assert.equal(c.cancels.length, 2, 'two clicks, two requests');
+		assert.deepEqual(c.cancels.map((p) => p.key), [key, key], 'the key the page was rendered with');
+		assert.deepEqual(c.cancels.map((p) => p.status), [200, 200]);
+		assert.equal(c.cancels.filter((p) => p.replayed).length, 1, 'the second one replayed');
+		assert.equal(await c.page.$eval('#order-status', (el) => el.textContent), 'CANCELLED');
+		assert.equal(stockRow(sku), '50\t2', 'restocked once');
+		assert.equal(orderRow(orderId), `CANCELLED\t${key}`);
+		assert.equal(cancelLedgerOf(key), `1\tSUCCEEDED\t${orderId}`);
+		// Reloaded, the page shows the order cancelled and offers nothing.
+		await c.page.reload();
+		assert.equal(await c.page.$eval('#status', (el) => el.dataset.outcome), 'cancelled');
+		assert.equal(await c.page.$('#cancel'), null);
+	});
+
+	test(`${name}: a cancel whose answer is lost, the page reloaded: restocked once, the key replays`, { skip }, async (t) => {
+		const { c, sku, orderId } = await anasOrder(t, base, mode, 'cxl-lost');
+		await watchCancels(c, c.page, 'after_commit=drop', true);
+		await c.page.goto(`${base}${orderPath}?id=${orderId}`);
+		await c.page.waitForSelector('#cancel:not([hidden])');
+		const key = await c.page.$eval('#order', (el) => el.dataset.key);
+		await c.page.click('#cancel');
+		// The client retries; its retries do not get through.
+		await c.page.waitForFunction(() => document.querySelector('#status').dataset.outcome === 'retrying');
+		assert.ok(c.cancels[0].status >= 500 || c.cancels[0].status === 0, `first answer ${c.cancels[0].status}`);
+		assert.equal(c.cancels[0].key, key);
+		assert.equal(orderRow(orderId), `CANCELLED\t${key}`, 'committed before the answer was lost');
+		assert.equal(stockRow(sku), '50\t2');
+		await c.page.reload();
+		c.release();
+		for (const p of c.cancels)
+			p.done = true;
+		const after = await c.page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		await screenshot(c, `${shot}-cancel-reloaded`);
+		assert.equal(after.outcome, 'cancelled', `the reloaded page shows the order cancelled: ${after.text}`);
+		assert.equal(await c.page.$('#cancel'), null, 'nothing left to press');
+		// The page's key sent again (what a retry still in flight does):
+		// the stored answer, nothing restocked again.
+		const again = await api(c, mode, 'POST', `/orders/${orderId}/cancel`,
+		    { 'Content-Type': 'application/json', 'Idempotency-Key': key }, '{}');
+		assert.equal(again.status, 200, again.text);
+		assert.equal(again.replayed, 'true');
+		assert.equal(JSON.parse(again.text).status, 'CANCELLED');
+		assert.equal(stockRow(sku), '50\t2', 'restocked once');
+		assert.equal(cancelLedgerOf(key), `1\tSUCCEEDED\t${orderId}`);
+	});
+
+	test(`${name}: cancelled without JavaScript (two submits), then by the script: one key, restocked once`, { skip }, async (t) => {
+		const { c, sku, orderId } = await anasOrder(t, base, mode, 'cxl-form');
+		await watchCancels(c, c.page);
+		await c.page.goto(`${base}${orderPath}?id=${orderId}`);
+		await c.page.waitForSelector('#cancel:not([hidden])');
+		const key = await c.page.$eval('#order', (el) => el.dataset.key);
+		const tab = await c.ctx.newPage();
+		tab.setDefaultTimeout(60000);
+		await tab.setJavaScriptEnabled(false);
+		await tab.goto(`${base}${orderPath}?id=${orderId}`);
+		assert.equal(await tab.$eval('#order', (el) => el.dataset.key), key, 'one cancel, one key');
+		await Promise.all([tab.waitForNavigation(), tab.click('#cancel-server', { count: 2 })]);
+		await tab.waitForSelector('#status[data-outcome]');
+		const f = await tab.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		await tab.screenshot({ path: `${env.LOGDIR}/browser/${shot}-cancel-nojs.png`, fullPage: true });
+		assert.ok(['cancelled', 'replayed'].includes(f.outcome), f.text);
+		assert.equal(f.key, key);
+		// Both submits have been answered once the stock shows it.
+		await new Promise((r) => setTimeout(r, 500));
+		assert.equal(stockRow(sku), '50\t2', 'restocked once');
+		assert.equal(cancelLedgerOf(key), `1\tSUCCEEDED\t${orderId}`);
+		// The page opened before, with the script: the same key, replayed.
+		await c.page.bringToFront();
+		await c.page.click('#cancel');
+		const s = await cancelOutcome(c);
+		assert.equal(s.outcome, 'replayed', s.text);
+		assert.deepEqual(c.cancels.map((p) => [p.key, p.status, p.replayed]), [[key, 200, true]]);
+		assert.equal(stockRow(sku), '50\t2', 'still restocked once');
+	});
+
+	test(`${name}: another customer's order page: 404, nothing to cancel`, { skip }, async (t) => {
+		const { c, orderId } = await anasOrder(t, base, mode, 'cxl-ben');
+		const mine = await c.page.goto(`${base}${orderPath}?id=${orderId}`);
+		assert.equal(mine.status(), 200, 'ana sees her own order');
+		await c.page.waitForSelector('#cancel:not([hidden])');
+		const ben = await customer(t, base);
+		await signIn(ben, 'ben');
+		const res = await ben.page.goto(`${base}${orderPath}?id=${orderId}`);
+		assert.equal(res.status(), 404);
+		assert.equal(await ben.page.$('#cancel'), null);
+		assert.equal(orderRow(orderId), 'CREATED\t-');
+	});
 
 	test(`${name}: sign in, cart, checkout, a real double click on Pay: one order`, { skip }, async (t) => {
 		const { c, sku } = await readyToPay(t, base, path, 'ana', 'dbl');
@@ -250,6 +472,12 @@ for (const [server, mode, base, path] of SHOPS) {
 		assert.equal(stockOf(sku), '48');
 		// The checkout is closed: the cart is empty for the next order.
 		await c.page.waitForFunction(() => /\(0\)/.test(document.querySelector('#cart-link').textContent));
+		// The confirmation links to the order's page, which offers the cancel.
+		const href = await c.page.$eval('#order-link', (el) => el.getAttribute('href'));
+		assert.equal(href, `${orderPath}?id=${s.orderId}`);
+		await c.page.click('#order-link');
+		await c.page.waitForSelector('#cancel:not([hidden])');
+		assert.equal(await c.page.$eval('#order-status', (el) => el.textContent), 'CREATED');
 	});
 
 	test(`${name}: two clicks in one task send one key: one order`, { skip }, async (t) => {

@@ -2,7 +2,10 @@
 # The PHP client (clients/php): its PHPUnit suite, the retry policy on a
 # scripted transport and the client against this stack (lighttpd and
 # Apache, fault injection: a drop and a crash after COMMIT end in one
-# order, 409 IDEMPOTENCY_KEY_REUSED is sent once, 503 waits Retry-After).
+# order, 409 IDEMPOTENCY_KEY_REUSED is sent once, 503 waits Retry-After;
+# a cancel restocks once, replays, and another key gets 409
+# ORDER_ALREADY_CANCELLED; a cancel whose answer is lost is retried with
+# its key and restocks once).
 # Each PHPUnit test counts as one check; a skipped or incomplete test is a
 # failure here.  About 15 s.
 . "$(dirname -- "$0")/../lib/http.sh"

@@ -3,7 +3,9 @@
 # the retry policy with a scripted fetch and on the client against this
 # stack (lighttpd and Apache, fault injection: a drop and a crash after
 # COMMIT end in one order, 409 IDEMPOTENCY_KEY_REUSED is sent once, 503
-# waits Retry-After).  Each top-level test counts as one check; skipped,
+# waits Retry-After; a cancel restocks once, replays, and another key gets
+# 409 ORDER_ALREADY_CANCELLED; a cancel whose answer is lost is retried
+# with its key and restocks once).  Each top-level test counts as one check; skipped,
 # cancelled or todo tests are failures here.  Node 18 or later (Debian 12
 # ships 18).  About 10 s.
 . "$(dirname -- "$0")/../lib/http.sh"

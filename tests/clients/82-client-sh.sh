@@ -11,6 +11,12 @@
 #   connection refused        -> exit 3, the key file kept; the same file
 #                                then creates the order, then replays it
 #   a final 422               -> exit 1, the key file removed
+#   --cancel ORDER_ID         -> 200 CANCELLED, restocked once (the stock
+#                                row's available and restocked); the same
+#                                key replays it; another key: exit 1, 409
+#                                ORDER_ALREADY_CANCELLED after one request;
+#                                drop / crash after COMMIT and a 503 are
+#                                retried with the key: restocked once
 # and the credentials options: Basic as a raw --header creates and replays;
 # a wrong one is a 401 (exit 1) with nothing written; --cookie,
 # --cookie-jar and --header reach the server (a stand-in that logs them),
@@ -222,6 +228,103 @@ for s in $HTTP_SERVERS; do
 	    fail "$w: Retry-After" "all done in ${el} ms"
 	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
 	expect_one_order "$(field key)" "$sku" 49 "$oid" "$w"
+done
+
+# --- a cancel: --cancel ORDER_ID, the same rules ------------------------------
+# stock_row SKU: "available<TAB>restocked".
+stock_row() {
+	sql "SELECT available, restocked FROM stock WHERE sku = '$(_q "$1")'"
+}
+
+# cancel_rows KEY: count, status, response status, order of alice's cancel
+# ledger rows for KEY.
+cancel_rows() {
+	sql "SELECT COUNT(*), IFNULL(MIN(status), '-'), IFNULL(MIN(response_status), '-'),
+	    IFNULL(MIN(resource_id), '-') FROM idempotency_records
+	    WHERE principal_id = 'alice' AND operation = 'cancel-order' AND idem_key = '$(_q "$1")'"
+}
+
+# new_order URL SKU QTY: alice's order of QTY x SKU; prints its id.
+new_order() {
+	order_body "$2" "$3" >"$T_TMP/body"
+	run_post "$1" -u "$ALICE" <"$T_TMP/body"
+	printf '%s' "$OUT" | jq -r .orderId 2>/dev/null
+}
+
+for args in "--reason r $LIGHTTPD_URL$MOUNT" "--cancel ../o-1 $LIGHTTPD_URL$MOUNT" \
+    "--cancel o-1 --reason $(printf 'a\001b') $LIGHTTPD_URL$MOUNT"; do
+	# shellcheck disable=SC2086
+	run_post $args </dev/null
+	expect_rc 2 "cancel usage error '$args'"
+	grep -q 'reason goes with --cancel\|order id of 1-64\|control character' "$T_TMP/err" &&
+	    ok "cancel usage error '$args': says why" ||
+	    fail "cancel usage error '$args'" "stderr: $(head -n 1 "$T_TMP/err")"
+done
+
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")$MOUNT
+
+	w="$s cancel"
+	sku=$(new_sku T82-cancel 50)
+	oid=$(new_order "$url" "$sku" 2)
+	[[ $oid == o-* ]] || fail "$w: an order to cancel" "$OUT"
+	key=$(unique_key "t82-$s-cancel")
+	run_post --cancel "$oid" --reason 'changed "my" mind' --key "$key" "$url" -u "$ALICE" </dev/null
+	expect_rc 0 "$w"
+	expect_field outcome cancelled "$w"
+	expect_field status 200 "$w"
+	expect_field replayed false "$w"
+	expect_body_json .status CANCELLED "$w"
+	expect_body_json .orderId "$oid" "$w"
+	expect_sql_value "$w: available, restocked" $'50\t2' "$(stock_row "$sku")"
+	first=$OUT
+	run_post --cancel "$oid" --reason 'changed "my" mind' --key "$key" "$url" -u "$ALICE" </dev/null
+	expect_rc 0 "$w, the same key again"
+	expect_field replayed true "$w, the same key again"
+	[[ $OUT == "$first" ]] && ok "$w, the same key again: the body byte for byte" ||
+	    fail "$w, the same key again" "'$OUT' vs '$first'"
+	run_post --cancel "$oid" "$url" -u "$ALICE" </dev/null
+	expect_rc 1 "$w, another key"
+	expect_field status 409 "$w, another key"
+	expect_field code ORDER_ALREADY_CANCELLED "$w, another key"
+	expect_field attempts 1 "$w, another key"
+	expect_sql_value "$w: still restocked once" $'50\t2' "$(stock_row "$sku")"
+	expect_sql_value "$w: the cancel's ledger row" $'1\tSUCCEEDED\t200\t'"$oid" "$(cancel_rows "$key")"
+
+	for fault in after_commit=drop after_commit=crash; do
+		w="$s cancel, $fault on the first attempt"
+		sku=$(new_sku T82-cancel-lost 50)
+		oid=$(new_order "$url" "$sku" 3)
+		kf=$T_TMP/cancel-key-$s-$fault
+		run_post --cancel "$oid" --key-file "$kf" --first-header "X-Idemorders-Fault: $fault" \
+		    "$url" -u "$ALICE" </dev/null
+		expect_rc 0 "$w"
+		expect_field outcome cancelled "$w"
+		expect_field status 200 "$w"
+		expect_field replayed true "$w"
+		n=$(field attempts)
+		[[ ${n:-0} -ge 2 ]] && ok "$w: retried ($n attempts)" ||
+		    fail "$w: attempts" "expected 2 or more, got '$n'"
+		key=$(field key)
+		[[ -n $key && $(cat "$kf" 2>/dev/null) == "$key" ]] &&
+		    ok "$w: one key, kept in the key file" ||
+		    fail "$w: key file" "'$(cat "$kf" 2>/dev/null)' vs '$key'"
+		expect_sql_value "$w: available, restocked once" $'50\t3' "$(stock_row "$sku")"
+		expect_sql_value "$w: the cancel's ledger row" $'1\tSUCCEEDED\t200\t'"$oid" "$(cancel_rows "$key")"
+		wait_healthy "after $w"
+	done
+
+	w="$s cancel, 503 with Retry-After"
+	sku=$(new_sku T82-cancel-503 50)
+	oid=$(new_order "$url" "$sku" 1)
+	run_post --cancel "$oid" --first-header "X-Idemorders-Fault: after_ledger_insert=transient" \
+	    "$url" -u "$ALICE" </dev/null
+	expect_rc 0 "$w"
+	expect_field attempts 2 "$w"
+	grep -q 'status 503 RETRY_LIMIT_REACHED, retrying in 1.000 s (Retry-After)' "$T_TMP/err" &&
+	    ok "$w: waited the Retry-After second" ||
+	    fail "$w: Retry-After" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	expect_sql_value "$w: available, restocked" $'50\t1' "$(stock_row "$sku")"
 done
 
 # --- no answer at all: the key file outlives the failure ----------------------

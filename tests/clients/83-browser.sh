@@ -8,7 +8,11 @@
 # lost) and then without JavaScript in another tab, and the other way
 # round (one key, one order), a worker crash, another customer's order, a
 # signed-out customer, a plain-HTTP origin that is not localhost, and the
-# server-side path through clients/php.  Judged by the page and by the
+# server-side path through clients/php; and an order page's "Cancel this
+# order" (one key made by the server with the page): a double click, a
+# lost answer and a reload, the form without JavaScript then the script,
+# each restocked once (the stock row's available and restocked, one
+# cancel ledger row), and another customer's order page a 404.  Judged by the page and by the
 # database.  Screenshots go to $LOGDIR/browser/.  Each top-level test
 # counts as one check, as in 81-client-js.sh.  puppeteer-core (pinned) is
 # installed under var/ on the first run.  About a minute.

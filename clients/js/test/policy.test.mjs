@@ -135,6 +135,62 @@ for (const [status, code] of [[400, 'VALIDATION_FAILED'], [401, 'UNAUTHENTICATED
 	});
 }
 
+for (const [what, make] of [
+	['503', () => problem(503, 'RETRY_LIMIT_REACHED')],
+	['409 REQUEST_STATUS_UNCONFIRMED', () => problem(409, 'REQUEST_STATUS_UNCONFIRMED')],
+	['a network error', () => new TypeError('fetch failed')],
+]) {
+	test(`cancel retried: ${what}, then the replay; one key, its own URL`, async () => {
+		const { client, calls } = scripted([make, make,
+		    answer(200, { orderId: 'o-7', status: 'CANCELLED' }, { 'Idempotent-Replayed': 'true' })]);
+		const r = await client.cancelOrder('o-7', { ref: 'cancel-o-7', reason: 'changed "my" mind' });
+		assert.equal(r.outcome, 'cancelled');
+		assert.equal(r.ok, true);
+		assert.equal(r.status, 200);
+		assert.equal(r.replayed, true);
+		assert.equal(r.orderId, 'o-7');
+		assert.equal(r.attempts, 3);
+		for (const c of calls) {
+			assert.equal(c.url, 'http://shop.invalid/orders/o-7/cancel');
+			assert.equal(c.init.method, 'POST');
+			assert.equal(c.init.headers['Idempotency-Key'], r.key);
+			assert.equal(c.init.headers['Content-Type'], 'application/json');
+			assert.equal(c.init.body, '{"reason":"changed \\"my\\" mind"}');
+		}
+		assert.equal(client.storedKey('cancel-o-7'), r.key, 'key kept after success');
+	});
+}
+
+test('cancel without a reason sends {} and waits Retry-After', async () => {
+	const { client, calls, sleeps } = scripted([problem(503, 'RETRY_LIMIT_REACHED',
+	    { 'Retry-After': '2' }), answer(200, { orderId: 'o-9', status: 'CANCELLED' })]);
+	const r = await client.cancelOrder('o-9', { key: 'cancel-key-1' });
+	assert.equal(r.outcome, 'cancelled');
+	assert.equal(r.replayed, false);
+	assert.deepEqual(sleeps, [2000]);
+	assert.deepEqual(calls.map((c) => c.init.body), ['{}', '{}']);
+	assert.deepEqual(calls.map((c) => c.init.headers['Idempotency-Key']),
+	    ['cancel-key-1', 'cancel-key-1']);
+});
+
+test('cancel: 409 ORDER_ALREADY_CANCELLED is final, the stored key forgotten', async () => {
+	const { client, calls, sleeps } = scripted([problem(409, 'ORDER_ALREADY_CANCELLED')]);
+	const r = await client.cancelOrder('o-3', { ref: 'cancel-o-3' });
+	assert.equal(r.outcome, 'rejected');
+	assert.equal(r.ok, false);
+	assert.equal(r.code, 'ORDER_ALREADY_CANCELLED');
+	assert.equal(calls.length, 1);
+	assert.equal(sleeps.length, 0);
+	assert.equal(client.storedKey('cancel-o-3'), null);
+});
+
+test('cancel refuses an order id that cannot be one, sending nothing', () => {
+	const { client, calls } = scripted([answer(200, {})]);
+	for (const bad of ['', '../o-1', 'o 1', 42, null])
+		assert.throws(() => client.cancelOrder(bad), /orderId must be 1-64 characters/);
+	assert.equal(calls.length, 0);
+});
+
 test('a replayed final rejection is reported as such and not retried', async () => {
 	const { client, calls } = scripted([problem(409, 'OUT_OF_STOCK',
 	    { 'Idempotent-Replayed': 'true' })]);

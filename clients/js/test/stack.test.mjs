@@ -48,6 +48,20 @@ function rows(key, sku) {
 	};
 }
 
+/* "available<TAB>restocked" of `sku`. */
+function stockRow(sku) {
+	return sql(`SELECT available, restocked FROM stock WHERE sku = ${q(sku)}`);
+}
+
+/* One SUCCEEDED cancel ledger row for alice's `key` on `orderId`, the order CANCELLED by it. */
+function assertOneCancel(key, orderId) {
+	const k = q(key);
+	assert.equal(sql(`SELECT COUNT(*), MIN(status), MIN(response_status), MIN(resource_id) FROM idempotency_records WHERE principal_id = 'alice' AND operation = 'cancel-order' AND idem_key = ${k}`),
+	    `1\tSUCCEEDED\t200\t${orderId}`, 'one cancel ledger row, SUCCEEDED');
+	assert.equal(sql(`SELECT status, cancel_key FROM orders WHERE id = ${Number(orderId.slice(2))}`),
+	    `CANCELLED\t${key}`);
+}
+
 /* The POST lines the responder logged for `key` (one per request it answered). */
 function loggedPosts(key) {
 	let text = '';
@@ -226,3 +240,67 @@ test('network errors are retried; the stored key then creates the order', { skip
 	assert.equal(rows(a.key, sku).orders, b.orderId);
 	assert.equal(rows(a.key, sku).stock, '49');
 });
+
+for (const [name, url] of SERVERS) {
+	test(`${name}: a cancel restocks once, replays, and another key gets 409 ORDER_ALREADY_CANCELLED`, { skip }, async () => {
+		const sku = newSku('JS-cancel', 50);
+		const o = await client(url, null).c.createOrder(order(sku, 2));
+		assert.equal(o.outcome, 'created', o.text);
+		assert.equal(stockRow(sku), '48\t0');
+		const key = `js-cancel-${sku}`;
+		const a = await client(url, null).c.cancelOrder(o.orderId, { key, reason: 'changed my mind' });
+		assert.equal(a.outcome, 'cancelled', a.text);
+		assert.equal(a.status, 200);
+		assert.equal(a.replayed, false);
+		assert.equal(a.orderId, o.orderId);
+		assert.equal(a.body.status, 'CANCELLED');
+		assert.equal(typeof a.body.cancelledAt, 'string');
+		assert.equal(stockRow(sku), '50\t2', 'restocked once');
+		const b = await client(url, null).c.cancelOrder(o.orderId, { key, reason: 'changed my mind' });
+		assert.equal(b.outcome, 'cancelled');
+		assert.equal(b.replayed, true);
+		assert.equal(b.text, a.text, 'the replay is byte for byte');
+		const other = client(url, null);
+		const c = await other.c.cancelOrder(o.orderId);
+		assert.equal(c.outcome, 'rejected');
+		assert.equal(c.status, 409);
+		assert.equal(c.code, 'ORDER_ALREADY_CANCELLED');
+		assert.equal(c.attempts, 1);
+		assert.equal(other.seen.sleeps.length, 0);
+		assert.equal(stockRow(sku), '50\t2', 'still restocked once');
+		assertOneCancel(key, o.orderId);
+	});
+
+	for (const fault of ['after_commit=drop', 'after_commit=crash']) {
+		test(`${name}: a cancel whose answer is lost (${fault}) is retried with its key: restocked once`, { skip }, async () => {
+			const sku = newSku('JS-cancel-lost', 50);
+			const o = await client(url, null).c.createOrder(order(sku, 3));
+			assert.equal(o.outcome, 'created', o.text);
+			const storage = new MemoryStorage();
+			const { c, seen } = client(url, fault, { storage });
+			const r = await c.cancelOrder(o.orderId, { ref: `cancel-${sku}` });
+			assert.equal(r.outcome, 'cancelled', r.text);
+			assert.equal(r.status, 200);
+			assert.equal(r.replayed, true, 'the recovered answer is a replay');
+			assert.ok(r.attempts >= 2, `attempts ${r.attempts}`);
+			assert.equal(seen.requests, r.attempts);
+			assert.equal(storage.getItem(`idemorders:key:cancel-${sku}`), r.key);
+			assert.equal(stockRow(sku), '50\t3', 'restocked once');
+			assertOneCancel(r.key, o.orderId);
+			await healthy(url);
+		});
+	}
+
+	test(`${name}: a cancel answered 503 with Retry-After is retried after that long`, { skip }, async () => {
+		const sku = newSku('JS-cancel-503', 50);
+		const o = await client(url, null).c.createOrder(order(sku, 1));
+		const { c, seen } = client(url, 'after_ledger_insert=transient');
+		const r = await c.cancelOrder(o.orderId);
+		assert.equal(r.outcome, 'cancelled', r.text);
+		assert.equal(r.replayed, false);
+		assert.equal(r.attempts, 2);
+		assert.deepEqual(seen.sleeps, [1000], 'waited Retry-After: 1');
+		assert.equal(stockRow(sku), '50\t1');
+		assertOneCancel(r.key, o.orderId);
+	});
+}

@@ -5,8 +5,8 @@ declare(strict_types=1);
 namespace Idemorders;
 
 /**
- * Creates orders through idemorders, retrying safely: one Idempotency-Key
- * per logical order, kept in a KeyStore across retries and requests;
+ * Creates and cancels orders through idemorders, retrying safely: one
+ * Idempotency-Key per logical order (or cancel), kept in a KeyStore across retries and requests;
  * exponential backoff with full jitter inside an overall deadline;
  * Retry-After honoured; network errors, 5xx and an undecided key (409
  * REQUEST_IN_PROGRESS, REQUEST_STATUS_UNCONFIRMED) retried; every other
@@ -24,7 +24,12 @@ namespace Idemorders;
  * checkout's own (self::newKey() when the checkout is made, kept in the
  * session with it and rendered into the page for the script): pass it as
  * key: on every path instead of keeping one per path (clients/README.md,
- * "One checkout, one key").
+ * "One checkout, one key").  A cancel is the same: the key is made once
+ * with the cancel (e.g. with the order page's cancel form, kept in the
+ * session) and passed on every path:
+ *
+ *     $r = $client->cancelOrder('o-42', reason: 'changed my mind', key: $cancelKey);
+ *     if ($r->outcome === Result::CANCELLED) ... $r->body['cancelledAt']
  */
 final class Client
 {
@@ -106,7 +111,7 @@ final class Client
         return $this->keyStore->get($ref) ?? $this->keyStore->add($ref, self::newKey());
     }
 
-    /** Forget the key of $ref: the next createOrder() for it makes a new order. */
+    /** Forget the key of $ref: the next call for it makes a new order (or cancel). */
     public function forget(string $ref): void
     {
         $this->keyStore->forget($ref);
@@ -131,12 +136,52 @@ final class Client
      */
     public function createOrder(array|string $order, ?string $ref = null, ?string $key = null): Result
     {
+        $payload = is_string($order) ? $order : self::json($order);
+        return $this->send($this->url, $payload, $ref, $key, Result::CREATED);
+    }
+
+    /**
+     * Cancel order $orderId (POST {url}/{orderId}/cancel, with
+     * {"reason": $reason} when given) under the same rules as a create:
+     * one key for all attempts ($key as given, else the key stored for
+     * $ref, else a new key for this call only), Retry-After honoured,
+     * network errors, 5xx and an undecided key retried.  Outcome
+     * CANCELLED on 200 (the order as JSON, status CANCELLED); REJECTED
+     * with ORDER_NOT_FOUND, ORDER_ALREADY_CANCELLED (another key
+     * cancelled it), ORDER_NOT_CANCELLABLE and the like.  A cancel puts
+     * the stock back once however often it is retried with its key; it
+     * never refunds a payment.  Throws \InvalidArgumentException for an
+     * order id that cannot be one.
+     */
+    public function cancelOrder(string $orderId, ?string $reason = null, ?string $ref = null,
+        ?string $key = null): Result
+    {
+        if (preg_match('/^[A-Za-z0-9._-]{1,64}$/', $orderId) !== 1) {
+            throw new \InvalidArgumentException(
+                'orderId must be 1-64 characters of A-Z a-z 0-9 . _ - (such as o-42), got ' .
+                json_encode($orderId, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE));
+        }
+        $payload = $reason === null ? '{}' : self::json(['reason' => $reason]);
+        $url = rtrim($this->url, '/') . '/' . $orderId . '/cancel';
+        return $this->send($url, $payload, $ref, $key, Result::CANCELLED);
+    }
+
+    /** @param array<string, mixed> $value */
+    private static function json(array $value): string
+    {
+        return json_encode($value, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+    }
+
+    /*
+     * POST $payload to $url with one key for every attempt, retrying what
+     * may be retried; $done is the outcome of a 2xx.
+     */
+    private function send(string $url, string $payload, ?string $ref, ?string $key, string $done): Result
+    {
         $givenKey = $key;
         if ($key === null) {
             $key = $ref !== null ? $this->keyFor($ref) : self::newKey();
         }
-        $payload = is_string($order) ? $order :
-            json_encode($order, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
         $deadline = ($this->clock)() + $this->deadline;
         $last = null;
         $outcome = Result::UNKNOWN;
@@ -149,7 +194,7 @@ final class Client
                 break;
             }
             $attempt++;
-            $last = $this->attempt($payload, $key, $attempt, min($this->tryTimeout, $remaining));
+            $last = $this->attempt($url, $payload, $key, $attempt, min($this->tryTimeout, $remaining));
             $verdict = $last['status'] === 0 ? RetryPolicy::RETRY :
                 RetryPolicy::classify($last['status'], $last['code']);
             $delay = null;
@@ -168,7 +213,7 @@ final class Client
                     'code' => $last['code'], 'error' => $last['error'], 'delay' => $delay]);
             }
             if ($verdict === RetryPolicy::SUCCESS) {
-                $outcome = Result::CREATED;
+                $outcome = $done;
                 break;
             }
             if ($verdict === RetryPolicy::FINAL) {
@@ -194,7 +239,7 @@ final class Client
      * @return array{status: int, headers: array<string, string>, text: string,
      *     body: ?array<string, mixed>, code: ?string, error: ?string}
      */
-    private function attempt(string $payload, string $key, int $attempt, float $timeout): array
+    private function attempt(string $url, string $payload, string $key, int $attempt, float $timeout): array
     {
         $headers = $this->headers;
         $headers[] = 'Content-Type: application/json';
@@ -205,7 +250,7 @@ final class Client
             }
         }
         try {
-            $res = $this->transport->post($this->url, $headers, $payload, $timeout);
+            $res = $this->transport->post($url, $headers, $payload, $timeout);
         } catch (TransportException $e) {
             return $this->noAnswer('network error: ' . $e->getMessage());
         }

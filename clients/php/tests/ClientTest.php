@@ -68,6 +68,66 @@ final class ClientTest extends TestCase
         $this->assertSame($r->key, $this->store->get('cart-1'), 'key kept after success');
     }
 
+    /** @dataProvider retried */
+    public function testCancelRetriedWithOneKeyToItsOwnUrl(callable $failure): void
+    {
+        $cancelled = new HttpResponse(200, ['content-type' => 'application/json', 'idempotent-replayed' => 'true'],
+            json_encode(['orderId' => 'o-7', 'status' => 'CANCELLED']));
+        $tr = new ScriptedTransport([$failure, $failure, $cancelled]);
+        $r = $this->client($tr)->cancelOrder('o-7', reason: 'changed "my" mind', ref: 'cancel-o-7');
+        $this->assertSame(Result::CANCELLED, $r->outcome);
+        $this->assertTrue($r->ok);
+        $this->assertTrue($r->replayed);
+        $this->assertSame('o-7', $r->orderId);
+        $this->assertSame(3, $r->attempts);
+        foreach ([0, 1, 2] as $i) {
+            $this->assertSame('http://shop.invalid/orders/o-7/cancel', $tr->requests[$i]['url']);
+            $this->assertSame($r->key, $tr->header($i, 'Idempotency-Key'));
+            $this->assertSame('application/json', $tr->header($i, 'Content-Type'));
+            $this->assertSame('{"reason":"changed \\"my\\" mind"}', $tr->requests[$i]['body']);
+        }
+        $this->assertSame($r->key, $this->store->get('cancel-o-7'), 'key kept after success');
+    }
+
+    public function testCancelWithoutReasonSendsAnEmptyObjectAndHonoursRetryAfter(): void
+    {
+        $tr = new ScriptedTransport([
+            ScriptedTransport::problem(503, 'RETRY_LIMIT_REACHED', ['Retry-After' => '2']),
+            new HttpResponse(200, ['content-type' => 'application/json'], '{"orderId":"o-9","status":"CANCELLED"}'),
+        ]);
+        $r = $this->client($tr)->cancelOrder('o-9', key: 'cancel-key-1');
+        $this->assertSame(Result::CANCELLED, $r->outcome);
+        $this->assertFalse($r->replayed);
+        $this->assertSame([2.0], $this->sleeps);
+        $this->assertSame('{}', $tr->requests[1]['body']);
+        $this->assertSame('cancel-key-1', $tr->header(0, 'Idempotency-Key'));
+        $this->assertSame('cancel-key-1', $tr->header(1, 'Idempotency-Key'));
+    }
+
+    public function testCancelAlreadyCancelledIsFinalAndForgetsTheStoredKey(): void
+    {
+        $tr = new ScriptedTransport([ScriptedTransport::problem(409, 'ORDER_ALREADY_CANCELLED')]);
+        $r = $this->client($tr)->cancelOrder('o-3', ref: 'cancel-o-3');
+        $this->assertSame(Result::REJECTED, $r->outcome);
+        $this->assertFalse($r->ok);
+        $this->assertSame('ORDER_ALREADY_CANCELLED', $r->code);
+        $this->assertSame(1, $r->attempts);
+        $this->assertSame([], $this->sleeps);
+        $this->assertNull($this->store->get('cancel-o-3'));
+    }
+
+    public function testCancelRefusesAnOrderIdThatCannotBeOne(): void
+    {
+        $tr = new ScriptedTransport([ScriptedTransport::problem(500, 'X')]);
+        $this->expectException(\InvalidArgumentException::class);
+        $this->expectExceptionMessage('orderId must be 1-64 characters');
+        try {
+            $this->client($tr)->cancelOrder('../o-1');
+        } finally {
+            $this->assertSame([], $tr->requests, 'nothing sent');
+        }
+    }
+
     /** @return iterable<string, array{int, string, bool}> */
     public static function final(): iterable
     {

@@ -83,6 +83,20 @@ final class StackTest extends TestCase
         $this->assertSame((string)$stock, self::sql('SELECT available FROM stock WHERE sku = ' . self::q($sku)));
     }
 
+    /** Return "available<TAB>restocked" of $sku. */
+    private static function stockRow(string $sku): string
+    {
+        return self::sql('SELECT available, restocked FROM stock WHERE sku = ' . self::q($sku));
+    }
+
+    /** Assert one SUCCEEDED cancel ledger row for alice's $key on $orderId, the order CANCELLED with $key. */
+    private function assertOneCancel(string $key, string $orderId): void
+    {
+        $k = self::q($key);
+        $this->assertSame("1\tSUCCEEDED\t200\t$orderId", self::sql("SELECT COUNT(*), MIN(status), MIN(response_status), MIN(resource_id) FROM idempotency_records WHERE principal_id = 'alice' AND operation = 'cancel-order' AND idem_key = $k"), 'one cancel ledger row, SUCCEEDED');
+        $this->assertSame("CANCELLED\t$key", self::sql('SELECT status, cancel_key FROM orders WHERE id = ' . (int)substr($orderId, 2)));
+    }
+
     /** Return how many POSTs for $key the responder logged. */
     private static function loggedPosts(string $key): int
     {
@@ -257,5 +271,71 @@ final class StackTest extends TestCase
         $this->assertTrue($c->replayed, 'the same logical order again: replayed');
         $this->assertSame($b->orderId, $c->orderId);
         $this->assertOneOrder($a->key, $sku, (string)$b->orderId, 49);
+    }
+
+    /** @dataProvider servers */
+    public function testCancelRestocksOnceReplaysAndRefusesAnotherKey(string $var): void
+    {
+        $url = (string)getenv($var);
+        $sku = self::newSku('PHP-cancel', 50);
+        $o = $this->client($url, null)->createOrder(self::order($sku, 2));
+        $this->assertSame(Result::CREATED, $o->outcome, $o->text);
+        $this->assertSame("48\t0", self::stockRow($sku));
+        $key = "php-cancel-$sku";
+        $a = $this->client($url, null)->cancelOrder((string)$o->orderId, reason: 'changed my mind', key: $key);
+        $this->assertSame(Result::CANCELLED, $a->outcome, $a->text);
+        $this->assertSame(200, $a->status);
+        $this->assertFalse($a->replayed);
+        $this->assertSame($o->orderId, $a->orderId);
+        $this->assertSame('CANCELLED', $a->body['status'] ?? null);
+        $this->assertIsString($a->body['cancelledAt'] ?? null);
+        $this->assertSame("50\t2", self::stockRow($sku), 'restocked once');
+        $b = $this->client($url, null)->cancelOrder((string)$o->orderId, reason: 'changed my mind', key: $key);
+        $this->assertSame(Result::CANCELLED, $b->outcome);
+        $this->assertTrue($b->replayed);
+        $this->assertSame($a->text, $b->text, 'the replay is byte for byte');
+        $c = $this->client($url, null)->cancelOrder((string)$o->orderId);
+        $this->assertSame(Result::REJECTED, $c->outcome);
+        $this->assertSame(409, $c->status);
+        $this->assertSame('ORDER_ALREADY_CANCELLED', $c->code);
+        $this->assertSame(1, $c->attempts);
+        $this->assertSame([], $this->sleeps);
+        $this->assertSame("50\t2", self::stockRow($sku), 'still restocked once');
+        $this->assertOneCancel($key, (string)$o->orderId);
+    }
+
+    /** @dataProvider lostAnswers */
+    public function testLostCancelAnswerRestocksOnceReplayed(string $var, string $fault): void
+    {
+        $url = (string)getenv($var);
+        $sku = self::newSku('PHP-cancel-lost', 50);
+        $o = $this->client($url, null)->createOrder(self::order($sku, 3));
+        $this->assertSame(Result::CREATED, $o->outcome, $o->text);
+        $store = new MemoryKeyStore();
+        $r = $this->client($url, $fault, $store)->cancelOrder((string)$o->orderId, ref: "cancel-$sku");
+        $this->assertSame(Result::CANCELLED, $r->outcome, $r->text);
+        $this->assertSame(200, $r->status);
+        $this->assertTrue($r->replayed, 'the recovered answer is a replay');
+        $this->assertGreaterThanOrEqual(2, $r->attempts);
+        $this->assertSame($r->attempts, $this->transport->requests);
+        $this->assertSame($r->key, $store->get("cancel-$sku"), 'one key for every attempt, kept');
+        $this->assertSame("50\t3", self::stockRow($sku), 'restocked once');
+        $this->assertOneCancel($r->key, (string)$o->orderId);
+        self::healthy($url);
+    }
+
+    /** @dataProvider servers */
+    public function testCancelServiceUnavailableIsRetriedAfterRetryAfter(string $var): void
+    {
+        $url = (string)getenv($var);
+        $sku = self::newSku('PHP-cancel-503', 50);
+        $o = $this->client($url, null)->createOrder(self::order($sku, 1));
+        $r = $this->client($url, 'after_ledger_insert=transient')->cancelOrder((string)$o->orderId);
+        $this->assertSame(Result::CANCELLED, $r->outcome, $r->text);
+        $this->assertFalse($r->replayed);
+        $this->assertSame(2, $r->attempts);
+        $this->assertSame([1.0], $this->sleeps, 'waited Retry-After: 1');
+        $this->assertSame("50\t1", self::stockRow($sku));
+        $this->assertOneCancel($r->key, (string)$o->orderId);
     }
 }

@@ -84,6 +84,9 @@ shop_page_start('Checkout');
   <button type="submit" id="pay-server">Try again</button>
 </form>
 <?php endif; ?>
+<?php if ($r->outcome === Result::CREATED): ?>
+<p><a id="order-link" href="/<?= $via === 'bearer' ? 'order-token.php' : 'order.php' ?>?id=<?= h($orderId) ?>">See your order <?= h($orderId) ?></a></p>
+<?php endif; ?>
 <p><a href="/">Back to the products</a></p>
 <?php
 shop_page_end();

@@ -93,6 +93,20 @@ async function settleCheckout(action) {
 	}
 }
 
+/* A link to the order's page (where it can be cancelled). */
+function showOrderLink(orderId) {
+	let a = document.getElementById('order-link');
+	if (!a) {
+		const p = document.createElement('p');
+		a = document.createElement('a');
+		a.id = 'order-link';
+		p.append(a);
+		status.after(p);
+	}
+	a.href = `/${bearer ? 'order-token.php' : 'order.php'}?id=${encodeURIComponent(orderId)}`;
+	a.textContent = `See your order ${orderId}`;
+}
+
 function render(r) {
 	const data = { orderId: r.orderId, replayed: r.replayed, code: r.code, key: r.key };
 	if (r.outcome === 'created') {
@@ -108,6 +122,7 @@ function render(r) {
 			pay.hidden = true;
 			settleCheckout('ordered').catch(() => {});
 		}
+		showOrderLink(r.orderId);
 		return;
 	}
 	if (placed !== null)
