@@ -292,17 +292,18 @@ async function watchCancels(c, page, fault = null, hold = false) {
 }
 
 /*
- * Hold the first cancel POST of `page` until a second one is sent (or 10 s
- * passed), so that a double click's second click cannot find the page
- * already done: both requests then reach the service together.
+ * Hold the first POST to a path `path` matches until a second one is sent
+ * (or 10 s passed), so that a double click's second click cannot find the
+ * page already done on a loaded machine: both requests then reach the
+ * service together.
  */
-async function pairCancels(page) {
+async function pairPosts(page, path) {
 	const held = [];
 	await page.setRequestInterception(true);
 	page.on('request', (req) => {
 		if (req.isInterceptResolutionHandled())
 			return;
-		if (req.method() === 'POST' && CANCEL_PATH.test(new URL(req.url()).pathname) &&
+		if (req.method() === 'POST' && path.test(new URL(req.url()).pathname) &&
 		    held !== null) {
 			held.push(req);
 			if (held.length === 1) {
@@ -351,7 +352,7 @@ for (const [server, mode, base, path, orderPath] of SHOPS) {
 	test(`${name}: "Cancel this order", a real double click: one key, restocked once`, { skip }, async (t) => {
 		const { c, sku, orderId } = await anasOrder(t, base, mode, 'cxl-dbl');
 		await watchCancels(c, c.page);
-		await pairCancels(c.page);
+		await pairPosts(c.page, CANCEL_PATH);
 		await c.page.goto(`${base}${orderPath}?id=${orderId}`);
 		await c.page.waitForSelector('#cancel:not([hidden])');
 		const key = await c.page.$eval('#order', (el) => el.dataset.key);
@@ -453,6 +454,7 @@ for (const [server, mode, base, path, orderPath] of SHOPS) {
 	test(`${name}: sign in, cart, checkout, a real double click on Pay: one order`, { skip }, async (t) => {
 		const { c, sku } = await readyToPay(t, base, path, 'ana', 'dbl');
 		await screenshot(c, `${shot}-checkout`);
+		await pairPosts(c.page, /^\/orders$/);
 		await c.page.click('#pay', { count: 2 });
 		const s = await outcome(c);
 		await screenshot(c, `${shot}-created`);
