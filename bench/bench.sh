@@ -66,13 +66,18 @@ run_bench() {
 		run_bench_auth "$@"	# bench/bench-auth.sh
 		return
 	fi
+	if [[ ${1:-} == --scale ]]; then
+		shift
+		run_bench_scale "$@"	# bench/bench-scale.sh
+		return
+	fi
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--quick)	BENCH_QUICK=1 ;;
 		--keep)		BENCH_KEEP=1 ;;
 		--out)		[[ $# -ge 2 ]] || die "--out needs a directory"
 				BENCH_OUT=$2; shift ;;
-		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR] | --auth [SECONDS]" ;;
+		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR] | --auth [SECONDS] | --scale N[,N...] [--keep] [--out DIR]" ;;
 		esac
 		shift
 	done

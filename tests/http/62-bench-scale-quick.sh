@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# `tools/dev bench --scale 0,20000` runs end to end on its own stack
+# 'bench' (never the test stack): the fill puts exactly the ledger rows,
+# orders, cancels, items and tombstones asked for into a fresh database,
+# `idemorders audit` finds it clean (before the runs, as the bench checks
+# it, and after them, here), the buffer pool is the small one, and the
+# report has every row of both sizes with answers and no unexpected
+# status.  A smoke check only: no speed is asserted.
+# shellcheck source=tests/lib/http.sh
+. "$(dirname -- "$0")/../lib/http.sh"
+
+N=${BENCH_SCALE_TEST_N:-20000}
+out=${BENCH_TEST_OUT:-$T_TMP/bench-scale}
+log=$T_TMP/bench-scale.log
+req GET "$LIGHTTPD_URL$MOUNT/_health"
+test_stack_up=0
+[[ $STATUS == 200 ]] && test_stack_up=1
+
+bsql() { IDEMORDERS_STACK=bench "$DEV" sql "$1"; }
+
+# Bad sizes are refused with a clear error, before anything starts.
+if msg=$(IDEMORDERS_STACK=bench "$DEV" bench --scale 12x 2>&1); then
+	fail "bench --scale 12x" "accepted"
+elif [[ $msg == *"'12x' is not a number of ledger rows"* ]]; then
+	ok "bench --scale 12x refused: ${msg##*: }"
+else
+	fail "bench --scale 12x" "unclear error: $msg"
+fi
+
+start=$(date +%s)
+if BENCH_SECONDS=${BENCH_SECONDS:-1} "$DEV" bench --scale "0,$N" --keep \
+    --out "$out" >"$log" 2>&1; then
+	ok "tools/dev bench --scale 0,$N exits 0 ($(($(date +%s) - start)) s)"
+else
+	fail "tools/dev bench --scale 0,$N" "status $?: $(tail -n 15 "$log" | tr '\n' ' ')"
+fi
+
+# The filled database (kept up with --keep): exactly the rows asked for.
+# The runs added the bench user's own orders; the fill's principals are
+# scale-NNNNNN.
+f=" AND principal_id LIKE 'scale-%'"
+expect_eq() {	# WHAT WANT GOT
+	if [[ $3 == "$2" ]]; then ok "$1: $3"; else fail "$1" "want $2, got '$3'"; fi
+}
+expect_eq "filled ledger rows" "$N" "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE 1$f")"
+# Per hundred ids: 93 creates, 5 final rejections, 2 cancels.
+# (live or expired: a tombstone keeps its status code, drops its body)
+expect_eq "final rejections" $((N / 100 * 5)) \
+    "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE operation = 'create-order'
+	AND resource_id IS NULL AND response_status = 409$f")"
+expect_eq "cancel ledger rows" $((N / 100 * 2)) \
+    "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE operation = 'cancel-order'$f")"
+expect_eq "filled orders" $((N / 100 * 93)) "$(bsql "SELECT COUNT(*) FROM orders WHERE 1$f")"
+expect_eq "cancelled orders" $((N / 100 * 2)) \
+    "$(bsql "SELECT COUNT(*) FROM orders WHERE status = 'CANCELLED'$f")"
+expect_eq "items of filled orders (two for every fourth id)" \
+    "$(bsql "SELECT COUNT(*) + SUM(id MOD 4 = 0) FROM orders WHERE 1$f")" \
+    "$(bsql "SELECT COUNT(*) FROM order_items i JOIN orders o ON o.id = i.order_id WHERE 1${f/principal_id/o.principal_id}")"
+expect_eq "EXPIRED tombstones (the oldest 30 %)" $((N * 3 / 10)) \
+    "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'EXPIRED'
+	AND response_body IS NULL AND response_headers IS NULL$f")"
+# (a few more every minute: the live rows age while the bench runs)
+d=$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE live_expires_at <= UTC_TIMESTAMP(6)$f")
+if [[ $d =~ ^[0-9]+$ && $d -ge $((N / 10)) && $d -le $((N / 10 + N / 50)) ]]; then
+	ok "rows due to expire (the next 10 %): $d"
+else
+	fail "rows due to expire" "want $((N / 10)) (a few more as time passes), got '$d'"
+fi
+p=$(bsql "SELECT COUNT(DISTINCT principal_id) FROM idempotency_records WHERE 1$f")
+if [[ $p =~ ^[0-9]+$ && $p -ge $((N / 40)) ]]; then
+	ok "keys spread over $p principals"
+else
+	fail "principals" "only '$p' for $N rows"
+fi
+expect_eq "buffer pool during the runs (256 MiB)" 268435456 \
+    "$(bsql "SELECT @@innodb_buffer_pool_size")"
+if a=$(IDEMORDERS_STACK=bench "$DEV" audit 2>&1); then
+	ok "idemorders audit on the filled database after the runs: ${a##*$'\n'}"
+else
+	fail "idemorders audit after the runs" "$(printf '%s' "$a" | grep -v '^ok' | head -n 8 | tr '\n' ' ')"
+fi
+IDEMORDERS_STACK=bench "$DEV" down >/dev/null 2>&1 || fail "bench stack" "down failed"
+
+md=$out/scale-0-$N.md
+tsv=$out/scale-0-$N.tsv
+check "report $md written" test -s "$md"
+check "raw results $tsv written" test -s "$tsv"
+for n in 0 "$N"; do
+	for row in "app create lighttpd" "app replay lighttpd" "app get lighttpd" \
+	    "D D -" "D D-batched -"; do
+		read -r kind test server <<<"$row"
+		line=$(awk -F'\t' -v n="$n" -v k="$kind" -v t="$test" -v s="$server" \
+		    '$1 == n && $2 == k && $3 == t && $4 == s' "$tsv" 2>/dev/null | head -n 1)
+		if [[ -z $line ]]; then
+			fail "N=$n row $test" "missing from $tsv"
+			continue
+		fi
+		IFS=$'\t' read -r _ _ _ _ c rps _ _ answers _ unexpected statuses _ <<<"$line"
+		if [[ $answers =~ ^[0-9]+$ && $answers -gt 0 && $unexpected == 0 ]]; then
+			ok "N=$n row $test c$c: $answers answers ($rps/s), none unexpected"
+		else
+			fail "N=$n row $test" "$answers answers, $unexpected unexpected ($statuses)"
+		fi
+		if grep -qE "^\| $test \| $n \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| 0 \| [0-9]+ \|$" "$md"; then
+			ok "table: $test at N=$n"
+		else
+			fail "table" "no '$test' row for N=$n in $md"
+		fi
+	done
+	if grep -qE "^\| $n \| [0-9]+ \| $n \| $((n / 100 * 93)) \| .*audit: clean" "$md"; then
+		ok "table: the filled database at N=$n, audit clean"
+	else
+		fail "table" "no filled-database row for N=$n (audit clean) in $md"
+	fi
+done
+if grep -qE "^\| $N \| \*\*all three\*\* \| \| \| \| \*\*[0-9]+\*\* \|$" "$md"; then
+	ok "table: $(grep -E "^\| $N \| \*\*all three" "$md" | awk -F'|' '{ print $7 }') bytes per order at N=$N"
+else
+	fail "table" "no bytes-per-order row for N=$N in $md"
+fi
+
+brun=/run/idemorders-bench-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
+left=$(pgrep -af -- "$brun/|$REPO/var/bench/" | grep -v pgrep || true)
+if [[ -n $left ]]; then
+	fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
+else
+	ok "bench stack stopped afterwards"
+fi
+if [[ $test_stack_up == 1 ]]; then
+	req GET "$LIGHTTPD_URL$MOUNT/_health"
+	expect_status 200 "the test stack still serves"
+fi
+
+[[ $FAILED -eq 0 ]] || sed 's/^/    /' "$log" | tail -n 40
+finish
