@@ -9,7 +9,7 @@
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
-N=${BENCH_SCALE_TEST_N:-20000}
+N=${BENCH_SCALE_TEST_N:-20000}	# a multiple of 100: the fill deals ids per hundred
 out=${BENCH_TEST_OUT:-$T_TMP/bench-scale}
 log=$T_TMP/bench-scale.log
 req GET "$LIGHTTPD_URL$MOUNT/_health"
@@ -45,13 +45,13 @@ expect_eq() {	# WHAT WANT GOT
 expect_eq "filled ledger rows" "$N" "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE 1$f")"
 # Per hundred ids: 93 creates, 5 final rejections, 2 cancels.
 # (live or expired: a tombstone keeps its status code, drops its body)
-expect_eq "final rejections" $((N / 100 * 5)) \
+expect_eq "final rejections" $((N * 5 / 100)) \
     "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE operation = 'create-order'
 	AND resource_id IS NULL AND response_status = 409$f")"
-expect_eq "cancel ledger rows" $((N / 100 * 2)) \
+expect_eq "cancel ledger rows" $((N * 2 / 100)) \
     "$(bsql "SELECT COUNT(*) FROM idempotency_records WHERE operation = 'cancel-order'$f")"
-expect_eq "filled orders" $((N / 100 * 93)) "$(bsql "SELECT COUNT(*) FROM orders WHERE 1$f")"
-expect_eq "cancelled orders" $((N / 100 * 2)) \
+expect_eq "filled orders" $((N * 93 / 100)) "$(bsql "SELECT COUNT(*) FROM orders WHERE 1$f")"
+expect_eq "cancelled orders" $((N * 2 / 100)) \
     "$(bsql "SELECT COUNT(*) FROM orders WHERE status = 'CANCELLED'$f")"
 expect_eq "items of filled orders (two for every fourth id)" \
     "$(bsql "SELECT COUNT(*) + SUM(id MOD 4 = 0) FROM orders WHERE 1$f")" \
@@ -107,7 +107,7 @@ for n in 0 "$N"; do
 			fail "table" "no '$test' row for N=$n in $md"
 		fi
 	done
-	if grep -qE "^\| $n \| [0-9]+ \| $n \| $((n / 100 * 93)) \| .*audit: clean" "$md"; then
+	if grep -qE "^\| $n \| [0-9]+ \| $n \| $((n * 93 / 100)) \| .*audit: clean" "$md"; then
 		ok "table: the filled database at N=$n, audit clean"
 	else
 		fail "table" "no filled-database row for N=$n (audit clean) in $md"
