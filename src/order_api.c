@@ -165,6 +165,23 @@ out:
 	free(v);
 }
 
+#ifdef ENABLE_FAULT_INJECTION
+/* The fault plan a test build reads from the request; a bad one is a 400. */
+static int
+request_fault(const struct request *req, struct fault_plan *plan,
+    struct response *resp)
+{
+	char	ferr[256];
+
+	if (fault_parse(plan, req->fault, ferr, sizeof(ferr)) == -1) {
+		response_error(resp, 400, PROBLEM_FAULT_SPEC_INVALID, "%s",
+		    ferr);
+		return -1;
+	}
+	return 0;
+}
+#endif
+
 /*
  * POST /orders: the request checks (key, media type, size, JSON, schema),
  * in order, then the transaction.  No check failure writes anything to the database.
@@ -181,7 +198,6 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	enum handler_result	 result = HANDLER_ANSWER;
 #ifdef ENABLE_FAULT_INJECTION
 	struct fault_plan	 plan;
-	char			 ferr[256];
 #endif
 
 	req->operation = MOP_CREATE_ORDER;
@@ -219,11 +235,8 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	cr.in = in;
 	cr.fingerprint = fp;
 #ifdef ENABLE_FAULT_INJECTION
-	if (fault_parse(&plan, req->fault, ferr, sizeof(ferr)) == -1) {
-		response_error(resp, 400, PROBLEM_FAULT_SPEC_INVALID, "%s",
-		    ferr);
+	if (request_fault(req, &plan, resp) == -1)
 		goto out;
-	}
 	cr.fault = &plan;
 #endif
 	if (order_create(db, conf, &cr, resp, &req->attempts) == CREATE_DROP)
@@ -254,7 +267,6 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 	enum handler_result	 result = HANDLER_ANSWER;
 #ifdef ENABLE_FAULT_INJECTION
 	struct fault_plan	 plan;
-	char			 ferr[256];
 #endif
 
 	req->operation = MOP_CANCEL_ORDER;
@@ -296,11 +308,8 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 	cr.in = &in;
 	cr.fingerprint = fp;
 #ifdef ENABLE_FAULT_INJECTION
-	if (fault_parse(&plan, req->fault, ferr, sizeof(ferr)) == -1) {
-		response_error(resp, 400, PROBLEM_FAULT_SPEC_INVALID, "%s",
-		    ferr);
+	if (request_fault(req, &plan, resp) == -1)
 		goto out;
-	}
 	cr.fault = &plan;
 #endif
 	if (order_cancel(db, conf, &cr, resp, &req->attempts) == CREATE_DROP)
