@@ -121,6 +121,8 @@ bench_work_main() {
 	: >"$BENCH_TSV"
 	# shellcheck disable=SC2034
 	BENCH_N=0
+	# (read by bench_wrk, bench/bench.sh)
+	# shellcheck disable=SC2034
 	BENCH_RUN=$(date +%s)-$$
 	# shellcheck disable=SC2034
 	BENCH_AUTH=$(printf '%s:%s' "$BENCH_USER" "$BENCH_PASSWORD" | base64 -w0)
