@@ -25,16 +25,21 @@
 #include "log.h"
 
 /*
- * Due rows by the index on live_expires_at (expires_at of a row that is
- * not a tombstone), tombstones by the one on tombstone_at (when they
- * became one): the generated columns that finishing a create leaves as
- * they are.
+ * Both jobs walk one index, idem_jobs (tombstone_at, live_expires_at),
+ * on the generated columns that finishing a create leaves as they are:
+ * due rows are the live ones (tombstone_at IS NULL) in live_expires_at
+ * order (expires_at of a row that is not a tombstone), tombstones are
+ * the rows with a tombstone_at (when they became one), in that order.
+ * The expiry orders by both columns, the index's order (tombstone_at is
+ * NULL throughout the range): by live_expires_at alone the server would
+ * read and sort every due row for each batch.
  */
 #define Q_EXPIRE(status) "UPDATE idempotency_records " \
     "SET status = 'EXPIRED', response_body = NULL, response_headers = NULL, " \
     "updated_at = UTC_TIMESTAMP(6) " \
-    "WHERE live_expires_at <= UTC_TIMESTAMP(6) AND status = '" status "' " \
-    "ORDER BY live_expires_at LIMIT ?"
+    "WHERE tombstone_at IS NULL AND live_expires_at <= UTC_TIMESTAMP(6) " \
+    "AND status = '" status "' " \
+    "ORDER BY tombstone_at, live_expires_at LIMIT ?"
 static const char *const q_expire[] = {
 	Q_EXPIRE("SUCCEEDED"),
 	Q_EXPIRE("FAILED_FINAL"),
@@ -45,7 +50,8 @@ static const char q_purge[] = "DELETE FROM idempotency_records "
 #define EXPIRE_TRIES	20	/* attempts of one batch */
 
 static const char q_count_expire[] = "SELECT COUNT(*) FROM "
-    "idempotency_records WHERE live_expires_at <= UTC_TIMESTAMP(6) "
+    "idempotency_records WHERE tombstone_at IS NULL "
+    "AND live_expires_at <= UTC_TIMESTAMP(6) "
     "AND status IN ('SUCCEEDED', 'FAILED_FINAL')";
 static const char q_count_purge[] = "SELECT COUNT(*) FROM "
     "idempotency_records "

@@ -99,9 +99,15 @@ purgeable=$(sql "SELECT COUNT(*) FROM idempotency_records
     WHERE status = 'EXPIRED' AND updated_at <= UTC_TIMESTAMP(6) - INTERVAL 30 DAY")
 echo "       due rows: $due (ours: $ROWS), purgeable tombstones: $purgeable"
 
+# Rows the server reads (every Handler_read_* counter), all sessions.
+handler_reads() {
+	sql "SHOW GLOBAL STATUS LIKE 'Handler_read%'" | awk '{ t += $2 } END { print t + 0 }'
+}
+
 # --- the job, with creates every ~100 ms ------------------------------------
 live=$T_TMP/live.lat
 : >"$live"
+reads0=$(handler_reads)
 job_start=$(now_ms)
 (
 	"$DEV" expire --batch "$BATCH" >"$T_TMP/job.out" 2>"$T_TMP/job.err"
@@ -116,6 +122,7 @@ while [[ ! -s $T_TMP/job.rc ]]; do
 	sleep 0.1
 done
 wait "$job"
+reads1=$(handler_reads)
 job_end=$(cat "$T_TMP/job.end" 2>/dev/null || now_ms)
 job_ms=$((job_end - job_start))
 job_out=$(cat "$T_TMP/job.out")
@@ -130,6 +137,14 @@ fi
 exp=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\)$/\1/p' <<<"$job_out")
 pur=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\)$/\2/p' <<<"$job_out")
 bat=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\)$/\3/p' <<<"$job_out")
+# Each batch reads its own rows by the index, in its order: a batch
+# that read and sorted every row still due would read about
+# (due / batch) / 2 times as many in all.
+if [[ $((reads1 - reads0)) -le $((5 * (due + purgeable) + 100000)) ]]; then
+	ok "the job read $((reads1 - reads0)) rows for $due due and $purgeable purgeable (at most 5 a row)"
+else
+	fail "rows read by the job" "$((reads1 - reads0)) rows read (Handler_read_*) for $due due and $purgeable purgeable rows: more than 5 a row"
+fi
 if [[ $exp == "$due" ]]; then
 	ok "job expired all $due due rows ($job_out)"
 else
