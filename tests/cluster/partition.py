@@ -467,12 +467,15 @@ class Run:
         return ts
 
     def fault_flap(self, ctx):
+        """n3's links to n1 and n2 down for --flap-down seconds (past
+        Galera's suspect timeout: n3 drops out), up for --flap seconds
+        (it merges back), again and again for --hold seconds."""
         end = time.time() + self.args.hold
         flips = 0
         while time.time() < end and flips < 100:
             self.net.cut("n3", "n1")
             self.net.cut("n3", "n2")
-            time.sleep(self.args.flap)
+            time.sleep(self.args.flap_down)
             self.net.heal()
             time.sleep(self.args.flap)
             flips += 1
@@ -849,7 +852,10 @@ def main():
     ap.add_argument("--keys", type=int, help="new keys per fault at most")
     ap.add_argument("--clients", type=int)
     ap.add_argument("--hold", type=float, help="seconds a fault lasts")
-    ap.add_argument("--flap", type=float, help="seconds per flap state")
+    ap.add_argument("--flap", type=float,
+                    help="seconds a flapping link stays up")
+    ap.add_argument("--flap-down", type=float, default=6.0,
+                    help="seconds a flapping link stays down (6)")
     ap.add_argument("--warm", type=float, default=3.0)
     ap.add_argument("--after", type=float, default=3.0)
     ap.add_argument("--deadline", type=float, default=10.0,
