@@ -76,7 +76,7 @@ MODES = {
     # fault; rounds: how many times each fault is run.
     "short": dict(hold=16, keys=160, clients=4, rounds=1, flap=3.0),
     "default": dict(hold=25, keys=400, clients=5, rounds=1, flap=3.0),
-    "long": dict(hold=40, keys=1500, clients=6, rounds=3, flap=2.5),
+    "long": dict(hold=40, keys=1000, clients=6, rounds=2, flap=3.0),
 }
 
 

@@ -148,7 +148,8 @@ pt_local_conf() {
 	mkdir -p "$CL_VAR"
 	cat >"$CL_VAR/idemorders.local.conf" <<EOF
 # Written by $PROG cluster partition.
-request_deadline = ${IDEMORDERS_PARTITION_DEADLINE:-10s}
+# partition.py --deadline (10) is this deadline.
+request_deadline = 10s
 db_connect_timeout = 2s
 EOF
 }
