@@ -221,9 +221,15 @@ class Run:
         self.hist_out = open(args.history, "w") if args.history else None
         self.skus = [("PT%s-S%d" % (self.run_id, i), 100 * (i + 1))
                      for i in range(6)]
-        self.initial = {s: 10 ** 6 for s, _ in self.skus}
+        # A SKU of its own for each request of the web-host cuts: no
+        # other order touches its row, so that their transactions, held
+        # open before COMMIT, neither wait on another nor lose a
+        # certification to the load.
+        self.cut_skus = [("PT%s-CUT%d" % (self.run_id, i), 700)
+                         for i in range(6)]
+        self.initial = {s: 10 ** 6 for s, _ in self.skus + self.cut_skus}
         values = ",".join("('%s','KRW',%d,%d)" % (s, p, self.initial[s])
-                          for s, p in self.skus)
+                          for s, p in self.skus + self.cut_skus)
         self.db.sql(1, "INSERT INTO stock (sku, currency, unit_price,"
                     " available) VALUES " + values)
         self.client_timeout = args.client_timeout
@@ -239,11 +245,12 @@ class Run:
                 self.hist_out.write(json.dumps(r, sort_keys=True) + "\n")
         return r
 
-    def new_key(self, phase, i):
+    def new_key(self, phase, i, skus=None):
         key = "pt-%s-%s-%d" % (self.run_id, phase, i)
         user = "alice" if i % 3 else "bob"
-        n = self.rng.randint(1, 3)
-        items = sorted(self.rng.sample(self.skus, n))
+        skus = skus or self.skus
+        n = self.rng.randint(1, min(3, len(skus)))
+        items = sorted(self.rng.sample(skus, n))
         body = {"currency": "KRW",
                 "items": [{"sku": s, "qty": self.rng.randint(1, 3)}
                           for s, _ in items]}
@@ -497,8 +504,9 @@ class Run:
         are retried like any other."""
         ts = []
         ctx["cut_keys"] = []
-        for variant in ("both", "answers"):
-            keys = [self.new_key("%s-%s" % (ctx["phase"], variant), i)
+        for vi, variant in enumerate(("both", "answers")):
+            keys = [self.new_key("%s-%s" % (ctx["phase"], variant), i,
+                                 [self.cut_skus[3 * vi + i]])
                     for i in range(3)]
             ctx["cut_keys"] += keys
             firsts = []
@@ -520,6 +528,24 @@ class Run:
                 else:
                     self.net.drop_from("w1", n)
             time.sleep(self.deadline + 2)
+            # What the cut requests left, before any retry: committed
+            # (the COMMIT arrived) or not.
+            try:
+                made = self.db.sql(1, "SELECT COUNT(*) FROM orders WHERE"
+                                   " idempotency_key IN (%s)" % ",".join(
+                                       "'%s'" % k for k in keys))[0][0]
+            except (RuntimeError, subprocess.SubprocessError) as e:
+                made = "? (%s)" % e
+            ctx["notes"][variant + "_committed"] = "%s/%d" % (made,
+                                                              len(keys))
+            # The cut itself: both ways the COMMIT never arrives; with
+            # the answers alone cut it arrives and commits.
+            want = 0 if variant == "both" else len(keys)
+            if str(made) != str(want):
+                ctx["violations"].append(
+                    "webcut %s: %s of %d cut requests committed before"
+                    " the heal, %d expected" % (variant, made, len(keys),
+                                                 want))
             self.net.heal()
             for t in fs:
                 t.join(self.deadline + 10)
