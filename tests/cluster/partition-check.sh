@@ -14,7 +14,7 @@ echo "--- $DEV cluster partition --short"
 "$DEV" cluster partition --short >"$out" 2>"$T_TMP/partition.err"
 rc=$?
 grep -v '^    ' "$T_TMP/partition.err" | grep -v 'applied migration' | tail -n 60 | sed 's/^/    /'
-for f in minority split flap nquorum webcut; do
+for f in minority split flap nquorum webcut mixed; do
 	line=$(grep "^cluster-partition: fault=${f}1 " "$out" | tail -n 1)
 	echo "    $line"
 	if [[ $line =~ \ violations=([0-9]+)$ ]] && [[ ${BASH_REMATCH[1]} == 0 ]]; then

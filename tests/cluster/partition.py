@@ -24,6 +24,8 @@ keys, and checks the history of that fault's keys:
   webcut     w1 cut from every node while its requests wait before their
              COMMIT (both directions: the COMMIT never arrives; then only
              the nodes' answers: the COMMIT arrives and its answer is lost)
+  mixed      the 2-1 split, and meanwhile w1's pool SIGKILLed (master and
+             workers, mid-request) and started again
 
 Every request and answer is recorded (client, web host, key, body
 fingerprint, send and answer times, status, code, orderId, replayed,
@@ -42,7 +44,8 @@ sockets, with wsrep_sync_wait=1):
   - REQUEST_STATUS_UNCONFIRMED only for a request that overlapped a fault
     (cut to healed) or another request of its key still in flight;
   - stock + sold - restocked = initial on every node, stock >= 0;
-  - no 500 of the responder's, every key ends with a final answer;
+  - no 500 of the responder's, every 503 of the responder's with
+    Retry-After, every key ends with a final answer;
   - the fault's own promise: with quorum lost on a web host's side its
     answers are 503 with Retry-After within the request deadline and
     its _health is 503, while the majority side keeps creating (split);
@@ -70,11 +73,11 @@ import urllib.request
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 RETRY_409 = ("REQUEST_IN_PROGRESS", "REQUEST_STATUS_UNCONFIRMED")
-FAULTS = ("minority", "split", "flap", "nquorum", "webcut")
+FAULTS = ("minority", "split", "flap", "nquorum", "webcut", "mixed")
 MODES = {
     # hold: seconds a fault lasts; keys: at most this many new keys per
     # fault; rounds: how many times each fault is run.
-    "short": dict(hold=16, keys=160, clients=4, rounds=1, flap=3.0),
+    "short": dict(hold=14, keys=140, clients=4, rounds=1, flap=3.0),
     "default": dict(hold=25, keys=400, clients=5, rounds=1, flap=3.0),
     "long": dict(hold=40, keys=1000, clients=6, rounds=2, flap=3.0),
 }
@@ -452,16 +455,81 @@ class Run:
             for y in ("n1", "n2", "w1", "w2"):
                 self.net.cut(x, y)
         self.hold(self.args.hold, ctx, watch=[3])
-        # The minority web host must answer within the deadline: keys
-        # sent there alone, with a client timeout above it.
+        return self.minority_probe(ctx)
+
+    def minority_probe(self, ctx):
+        """The minority web host must answer within the deadline: keys
+        sent there alone, at once, with a client timeout above it; then
+        retried like any other after the heal."""
         ctx["minority_answers"] = []
-        for i in range(4):
-            key = self.new_key(ctx["phase"] + "-m", i)
-            r = self.send_once("minority", "w3", key, self.deadline + 5,
+        keys = [self.new_key(ctx["phase"] + "-m", i) for i in range(4)]
+
+        def go(k):
+            r = self.send_once("minority", "w3", k, self.deadline + 5,
                                phase=ctx["phase"])
-            ctx["minority_answers"].append(r)
-        return self.finish_later(ctx, [r["key"] for r in
-                                       ctx["minority_answers"]])
+            with self.lock:
+                ctx["minority_answers"].append(r)
+        ts = [threading.Thread(target=go, args=(k,)) for k in keys]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(self.deadline + 10)
+        return self.finish_later(ctx, keys)
+
+    def fault_mixed(self, ctx):
+        """The 2-1 split, and meanwhile w1's pool SIGKILLed (master and
+        workers, mid-request) and started again."""
+        for x in ("n3", "w3"):
+            for y in ("n1", "n2", "w1", "w2"):
+                self.net.cut(x, y)
+        self.hold(self.args.hold / 2, ctx, watch=[3])
+        ctx["notes"]["pool_killed"] = self.pool_kill(1)
+        time.sleep(1)
+        ctx["notes"]["pool_restart_s"] = "%.1f" % self.pool_start(1)
+        self.hold(self.args.hold / 2, ctx, watch=[3])
+        return self.minority_probe(ctx)
+
+    # -- web host N's pool, as cluster.sh starts it -------------------------
+
+    def pool_paths(self, n):
+        w = "%s/web%d" % (self.args.run_dir, n)
+        return w + "/idemorders.pid", w + "/idemorders.conf", \
+            w + "/idemorders.sock"
+
+    def pool_kill(self, n):
+        pidfile, conf, _ = self.pool_paths(n)
+        with open(pidfile) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            if conf.encode() not in f.read():
+                raise RuntimeError("pid %d is not pool %d" % (pid, n))
+        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                              text=True).stdout.split()
+        for p in [pid] + [int(k) for k in kids]:
+            try:
+                os.kill(p, 9)
+            except ProcessLookupError:
+                pass
+        log("SIGKILLed pool %d (pid %d, workers %s)" % (n, pid,
+                                                        " ".join(kids)))
+        return 1 + len(kids)
+
+    def pool_start(self, n):
+        pidfile, conf, sock = self.pool_paths(n)
+        t0 = time.monotonic()
+        if os.path.exists(sock):
+            os.unlink(sock)
+        logf = open("%s/idemorders-%d.log" % (self.args.log_dir, n), "ab")
+        p = subprocess.Popen(["ip", "netns", "exec", "%s-w%d" % (
+            self.args.ns, n), "setsid", self.args.bin, "serve", "-c", conf],
+            stdin=subprocess.DEVNULL, stdout=logf, stderr=logf)
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % p.pid)
+        for _ in range(100):
+            if os.path.exists(sock):
+                return time.monotonic() - t0
+            time.sleep(0.1)
+        raise RuntimeError("pool %d did not open %s" % (n, sock))
 
     def finish_later(self, ctx, keys):
         """Threads that retry KEYS after the heal until each ends."""
@@ -698,7 +766,7 @@ class Run:
                 if st == 503 and code == "DATABASE_UNAVAILABLE" and o:
                     others = [x for x in rs if x is not r and
                               (x["status"] in (0, 502, 504) or
-                               (x["status"] == 500 and not x["code"]) or
+                               (x["status"] >= 500 and not x["code"]) or
                                x["code"] == "REQUEST_STATUS_UNCONFIRMED" or
                                (x["status"] == 201 and not x["replayed"]))
                               and window(x)[0] <= o["created"] <=
@@ -721,7 +789,9 @@ class Run:
                                  " %.3f-%.3f outside every fault and with"
                                  " no other request of the key in flight"
                                  % (k, st, lo, hi))
-                if st == 503 and not r["retry_after"]:
+                # (A 5xx without a problem code is the web server's own,
+                # its backend gone: a pool killed mid-request.)
+                if st == 503 and code and not r["retry_after"]:
                     v.append("%s: 503 %s without Retry-After from %s" % (
                         k, code, r["web"]))
         for k in self.gave_up:
@@ -737,21 +807,21 @@ class Run:
         f = ctx["fault"]
         t0 = ctx.get("t_nonprimary")
         grace = 3.0
-        if f in ("minority", "split", "nquorum") and t0 is None:
+        if f in ("minority", "split", "mixed", "nquorum") and t0 is None:
             v.append("%s: the cut-off nodes never showed non-Primary" % f)
             return
-        if f == "split":
+        if f in ("split", "mixed"):
             for r in ctx["minority_answers"]:
                 ok = (r["status"] == 503 and r["retry_after"] and
                       r["t_end"] - r["t_send"] <= self.deadline + 1)
                 if not ok:
-                    v.append("split: minority web host w3 answered %d %s in"
+                    v.append("%s: minority web host w3 answered %d %s in"
                              " %.2fs (Retry-After %s); wanted 503 with"
                              " Retry-After within %ds" % (
-                                 r["status"], r["code"],
+                                 f, r["status"], r["code"],
                                  r["t_end"] - r["t_send"], r["retry_after"],
                                  self.deadline))
-            self.check_unavailable(ctx, "split", [
+            self.check_unavailable(ctx, f, [
                 r for r in hist if r["web"] == "w3" and
                 t0 + grace <= r["t_send"] and r["t_end"] <= ctx["t_heal"]])
             ctx["notes"]["w3_answer_s"] = "%.2f" % max(
@@ -763,16 +833,16 @@ class Run:
             ctx["notes"]["w3_health"] = "%d/%d 503" % (len(h) - len(bad),
                                                        len(h))
             if not h or bad:
-                v.append("split: w3 _health while cut off with n3: %s" % (
-                    [(round(p[2] - t0, 1), p[4]) for p in bad[:5]] or
+                v.append("%s: w3 _health while cut off with n3: %s" % (
+                    f, [(round(p[2] - t0, 1), p[4]) for p in bad[:5]] or
                     "never probed"))
             maj = [r for r in hist if r["web"] in ("w1", "w2") and
                    r["status"] == 201 and not r["replayed"] and
                    t0 + grace <= r["t_end"] <= ctx["t_heal"]]
             ctx["notes"]["majority_created"] = len(maj)
             if not maj:
-                v.append("split: the majority side created nothing while"
-                         " split")
+                v.append("%s: the majority side created nothing while"
+                         " split" % f)
         if f == "minority":
             made = [r for r in hist if r["status"] == 201 and
                     not r["replayed"] and
@@ -872,6 +942,11 @@ def main():
                     help="node N's my.cnf (its socket), once per node")
     ap.add_argument("--error-log", action="append", default=[])
     ap.add_argument("--history", help="write every request here (JSONL)")
+    ap.add_argument("--run-dir", required=True,
+                    help="the cluster's runtime dir (webN/ of each pool)")
+    ap.add_argument("--bin", required=True, help="the pools' idemorders")
+    ap.add_argument("--log-dir", required=True,
+                    help="the pools' log dir (idemorders-N.log)")
     ap.add_argument("--faults", default=",".join(FAULTS),
                     help="comma-separated, of " + ",".join(FAULTS))
     ap.add_argument("--rounds", type=int)

@@ -239,7 +239,8 @@ cluster_partition() {
 	    --cnf "$(cl_cnf 1)" --cnf "$(cl_cnf 2)" --cnf "$(cl_cnf 3)" \
 	    --error-log "$CL_DATA/n1/error.log" --error-log "$CL_DATA/n2/error.log" \
 	    --error-log "$CL_DATA/n3/error.log" \
-	    --history "$CL_VAR/history.jsonl" "${args[@]}" 9>&-
+	    --history "$CL_VAR/history.jsonl" --run-dir "$CL_RUN" --bin "$CL_BIN" \
+	    --log-dir "$CL_LOG" "${args[@]}" 9>&-
 	rc=$?
 	set -e
 	if [[ $rc == 0 ]]; then
