@@ -20,6 +20,11 @@
 # other stack.  The checker reads the databases through their unix
 # sockets, which no cut reaches.
 #
+# The faults (tests/cluster/partition.py): a node cut off from the others
+# while the web hosts reach it, a clean 2-1 split, a flapping link, 1-1-1,
+# a web host cut mid-request (before its COMMIT arrives, and after: only
+# the answer lost), the split while a pool is SIGKILLed.
+#
 # Links are cut with nftables inside the hosts' namespaces: each host has
 # a table "inet idemp" whose sets cutin/cutout hold the peers whose packets
 # it drops (silently, as a dead link does: no RST, no ICMP).  Unlike
