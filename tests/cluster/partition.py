@@ -335,18 +335,21 @@ class Run:
             time.sleep(0.25)
         return None
 
-    def probe(self, stop, out):
-        """Every web host's _health and every node's state, every 0.5 s."""
-        while not stop.is_set():
+    def probe(self, stop, out, w):
+        """Web host W's _health every 0.5 s (or as soon as it answered),
+        or, with W None, every node's state."""
+        for _ in range(100000):
+            if stop.is_set():
+                break
             t = time.time()
-            for w in sorted(self.web):
-                t0 = time.time()
+            if w is None:
+                for n in (1, 2, 3):
+                    out.append(("node", n, time.time(), self.db.state(n)))
+            else:
                 st, code, _, hdrs = http(self.web[w] + "/_health",
                                          self.deadline + 5)
-                out.append(("health", w, t0, time.time() - t0, st,
+                out.append(("health", w, t, time.time() - t, st,
                             hdrs.get("Retry-After")))
-            for n in (1, 2, 3):
-                out.append(("node", n, time.time(), self.db.state(n)))
             stop.wait(max(0.0, 0.5 - (time.time() - t)))
 
     def log_offsets(self):
@@ -395,8 +398,11 @@ class Run:
                 # Keys spread over the whole fault, not spent at once.
                 stop_keys.wait(self.rng.uniform(0.5, 1.5) * pace)
 
-        pt = threading.Thread(target=self.probe, args=(stop_probe, probes))
-        pt.start()
+        pts = [threading.Thread(target=self.probe, args=(stop_probe, probes,
+                                                         w))
+               for w in sorted(self.web) + [None]]
+        for t in pts:
+            t.start()
         cts = [threading.Thread(target=client, args=(c,))
                for c in range(a.clients)]
         for t in cts:
@@ -423,7 +429,8 @@ class Run:
         for t in cts + extra:
             t.join(a.give_up + 2 * a.client_timeout + 30)
         stop_probe.set()
-        pt.join()
+        for t in pts:
+            t.join()
         ctx.update(t_cut=t_cut, t_heal=t_heal, t_healed=t_healed,
                    heal_s=heal_s, probes=probes,
                    joins=self.join_kinds(offsets))
