@@ -534,8 +534,22 @@ db_node_ready(struct db *db)
 	    "MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_STATUS', "
 	    "VARIABLE_VALUE, NULL)) FROM information_schema.GLOBAL_STATUS "
 	    "WHERE VARIABLE_NAME IN ('WSREP_LOCAL_STATE_COMMENT', "
-	    "'WSREP_CLUSTER_STATUS')") != 0)
-		return db_conn_fail(db);
+	    "'WSREP_CLUSTER_STATUS')") != 0) {
+		rc = db_conn_fail(db);
+		/*
+		 * With causal reads on, a node outside the Primary component
+		 * fails this read itself: its causal wait cannot be served
+		 * (1205; the status table takes no row lock).  That is a node
+		 * that cannot serve, not a busy database: move on.
+		 */
+		if (db->last_errno == ER_LOCK_WAIT_TIMEOUT) {
+			rc = db_fail(db, DB_UNAVAILABLE, ER_UNKNOWN_COM_ERROR,
+			    "cluster node cannot serve causal reads (not in "
+			    "the Primary component)");
+			db->broken = db->move = 1;
+		}
+		return rc;
+	}
 	res = mysql_store_result(db->my);
 	if (res == NULL)
 		return db_conn_fail(db);

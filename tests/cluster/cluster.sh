@@ -34,7 +34,16 @@ cl_sql_port() { echo $((3310 + $1)); }
 cl_web_port() { echo $((8090 + $1)); }
 cl_gcomm_port() { echo $((4557 + 10 * $1)); }
 cl_sst_port() { echo $((4434 + 10 * $1)); }
-cl_web_url() { echo "http://127.0.0.1:$(cl_web_port "$1")"; }
+cl_web_url() { echo "http://$(cl_web_ip "$1"):$(cl_web_port "$1")"; }
+# The addresses of database node N and web node N, and the words that
+# run a command in their network (none here; tests/cluster/partition.sh
+# puts each in a network namespace of its own and redefines these).
+cl_ip() { echo 127.0.0.1; }
+cl_web_ip() { echo 127.0.0.1; }
+cl_db_netns() { :; }
+cl_web_netns() { :; }
+# Extra Galera provider options ("" here).
+CL_WSREP_EXTRA=
 
 cl_cnf() { echo "$CL_DATA/n$1/my.cnf"; }
 cl_datadir() { echo "$CL_DATA/n$1/data"; }
@@ -50,8 +59,9 @@ cl_check_node() {
 
 # Write node N's my.cnf (the settings of GALERA-NOTES.md).
 cl_write_cnf() {
-	local n=$1 g cnf
+	local n=$1 g cnf ip
 	g=$(cl_gcomm_port "$n")
+	ip=$(cl_ip "$n")
 	cnf=$(cl_cnf "$n")
 	cat >"$cnf.tmp" <<EOF
 # Galera node n$n of the idemorders cluster of $REPO, written by $PROG.
@@ -67,7 +77,7 @@ socket = $(cl_db_socket "$n")
 pid-file = $(cl_db_pidfile "$n")
 log-error = $CL_DATA/n$n/error.log
 port = $(cl_sql_port "$n")
-bind-address = 127.0.0.1
+bind-address = $ip
 skip-name-resolve
 character-set-server = utf8mb4
 binlog_format = ROW
@@ -80,11 +90,11 @@ wsrep_provider = $CL_PROVIDER
 wsrep_cluster_name = $CL_CLUSTER_NAME
 wsrep_cluster_address = gcomm://$CL_ADDRS
 wsrep_node_name = n$n
-wsrep_node_address = 127.0.0.1:$g
-wsrep_node_incoming_address = 127.0.0.1:$(cl_sql_port "$n")
-wsrep_provider_options = "base_host=127.0.0.1;base_port=$g;gmcast.listen_addr=tcp://127.0.0.1:$g;ist.recv_addr=127.0.0.1:$((g + 1));gcache.size=64M"
+wsrep_node_address = $ip:$g
+wsrep_node_incoming_address = $ip:$(cl_sql_port "$n")
+wsrep_provider_options = "base_host=$ip;base_port=$g;gmcast.listen_addr=tcp://$ip:$g;ist.recv_addr=$ip:$((g + 1));gcache.size=64M$CL_WSREP_EXTRA"
 wsrep_sst_method = rsync
-wsrep_sst_receive_address = 127.0.0.1:$(cl_sst_port "$n")
+wsrep_sst_receive_address = $ip:$(cl_sst_port "$n")
 wsrep_slave_threads = 2
 EOF
 	chmod 0644 "$cnf.tmp"
@@ -170,14 +180,15 @@ cl_seqno() {
 # gcache still holds what it missed.
 cl_db_launch() {
 	local n=$1 pos=$2; shift 2
-	local pid args=("$@") t0
+	local pid args=("$@") t0 ns
+	mapfile -t ns < <(cl_db_netns "$n")
 	need_free_port "$(cl_sql_port "$n")" "MariaDB node $n"
 	[[ -n $pos ]] && args+=("--wsrep-start-position=$pos")
 	CL_START_POS=$pos
-	say "cluster: starting node $n (127.0.0.1:$(cl_sql_port "$n"))${args[*]:+ ${args[*]}}"
+	say "cluster: starting node $n ($(cl_ip "$n"):$(cl_sql_port "$n"))${args[*]:+ ${args[*]}}"
 	t0=$(date +%s.%N)
 	CL_LOG_OFF=$(stat -c %s "$CL_DATA/n$n/error.log" 2>/dev/null || echo 0)
-	setsid mariadbd --defaults-file="$(cl_cnf "$n")" "${args[@]}" \
+	"${ns[@]}" setsid mariadbd --defaults-file="$(cl_cnf "$n")" "${args[@]}" \
 	    </dev/null >>"$CL_DATA/n$n/stdout.log" 2>&1 9>&- &
 	pid=$!
 	# Not a job of this shell: a later SIGKILL is no job notice here.
@@ -330,16 +341,17 @@ cl_db_kill() {
 
 # Create the database and its user, migrate, load the demo stock once.
 cl_schema() {
-	local n=$1
+	local n=$1 ns
 	cl_mysql "$n" <<EOF || die "cluster: creating the database on node $n failed"
 CREATE DATABASE IF NOT EXISTS \`$DB_NAME\` CHARACTER SET utf8mb4;
 CREATE USER IF NOT EXISTS '$DB_USER'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
-CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASSWORD';
+CREATE USER IF NOT EXISTS '$DB_USER'@'${CL_DB_CLIENTS:-127.0.0.1}' IDENTIFIED BY '$DB_PASSWORD';
 GRANT ALL PRIVILEGES ON \`$DB_NAME\`.* TO '$DB_USER'@'localhost';
-GRANT ALL PRIVILEGES ON \`$DB_NAME\`.* TO '$DB_USER'@'127.0.0.1';
+GRANT ALL PRIVILEGES ON \`$DB_NAME\`.* TO '$DB_USER'@'${CL_DB_CLIENTS:-127.0.0.1}';
 EOF
 	say "cluster: idemorders migrate (node $n)"
-	"$CL_BIN" migrate -c "$(cl_webdir "$n")/idemorders.conf" 9>&- ||
+	mapfile -t ns < <(cl_web_netns "$n")
+	"${ns[@]}" "$CL_BIN" migrate -c "$(cl_webdir "$n")/idemorders.conf" 9>&- ||
 	    die "cluster: idemorders migrate failed on node $n"
 	if [[ ! -f $CL_DATA/.demo-loaded && -f $REPO/schema/demo.sql ]]; then
 		say "cluster: loading schema/demo.sql (node $n)"
@@ -354,9 +366,9 @@ EOF
 # Node N's db_host list: its own database node first (preferred), then
 # the others, so that its workers move on when that node cannot serve.
 cl_db_hosts() {
-	local n=$1 m list=127.0.0.1:$(cl_sql_port "$1")
+	local n=$1 m list=$(cl_ip "$1"):$(cl_sql_port "$1")
 	for m in "${CL_NODES[@]}"; do
-		[[ $m == "$n" ]] || list+=,127.0.0.1:$(cl_sql_port "$m")
+		[[ $m == "$n" ]] || list+=,$(cl_ip "$m"):$(cl_sql_port "$m")
 	done
 	echo "$list"
 }
@@ -411,7 +423,8 @@ cl_pool_pid() {
 # Start web node N's `idemorders serve` pool (restart it when the binary or
 # its config changed).
 cl_pool_start() {
-	local n=$1 w pid sum i conf
+	local n=$1 w pid sum i conf ns
+	mapfile -t ns < <(cl_web_netns "$n")
 	w=$(cl_webdir "$n")
 	conf=$w/idemorders.conf
 	sum=$(files_sum "$CL_BIN" "$conf")
@@ -421,7 +434,7 @@ cl_pool_start() {
 		cl_pool_stop "$n"
 	fi
 	rm -f "$w/idemorders.sock"
-	setsid "$CL_BIN" serve -c "$conf" </dev/null \
+	"${ns[@]}" setsid "$CL_BIN" serve -c "$conf" </dev/null \
 	    >>"$CL_LOG/idemorders-$n.log" 2>&1 9>&- &
 	pid=$!
 	echo "$pid" >"$(cl_pool_pidfile "$n")"
@@ -466,7 +479,8 @@ cl_lighttpd_pid() {
 
 # Start web node N's lighttpd from httpd-conf/lighttpd.conf.
 cl_lighttpd_start() {
-	local n=$1 w sum i
+	local n=$1 w sum i ns
+	mapfile -t ns < <(cl_web_netns "$n")
 	w=$(cl_webdir "$n")
 	# render_template reads these names: this node's values.
 	local RUN=$w DOCROOT=$w/htdocs FCGI_SOCKET=$w/idemorders.sock
@@ -474,6 +488,8 @@ cl_lighttpd_start() {
 	local LIGHTTPD_SECRET_CONF=$CL_RUN/lighttpd-frontend-secret.conf
 	TPL_LOGDIR=$w/log render_template "$REPO/httpd-conf/lighttpd.conf" \
 	    "$w/lighttpd.conf.new" "$(cl_web_port "$n")"
+	sed -i "s/^server.bind  *= \"127.0.0.1\"/server.bind           = \"$(cl_web_ip "$n")\"/" \
+	    "$w/lighttpd.conf.new"
 	if ! lighttpd -tt -f "$w/lighttpd.conf.new" >"$CL_LOG/lighttpd-check-$n.log" 2>&1; then
 		show_log "$CL_LOG/lighttpd-check-$n.log"
 		die "cluster: lighttpd rejects $w/lighttpd.conf.new"
@@ -486,7 +502,7 @@ cl_lighttpd_start() {
 	fi
 	need_free_port "$(cl_web_port "$n")" "lighttpd of cluster node $n"
 	rm -f "$w/lighttpd.pid"
-	if ! lighttpd -f "$w/lighttpd.conf" </dev/null \
+	if ! "${ns[@]}" lighttpd -f "$w/lighttpd.conf" </dev/null \
 	    >>"$CL_LOG/lighttpd-$n.out" 2>&1 9>&-; then
 		show_log "$CL_LOG/lighttpd-$n.out"
 		die "cluster: lighttpd of node $n did not start"
@@ -638,6 +654,12 @@ usage: $PROG cluster COMMAND
                     the job with web node N's config (its node first)
   bench [--quick]   create, replay, hot SKU through 1, 2 and 3 web nodes
                     beside the single-node stack; bench/results/cluster.md
+  partition [--short|--long] [ARGS]
+                    another cluster, each node and web host in a network
+                    namespace of its own (10.77.0.0/24): links cut with
+                    nftables (a node cut off, a 2-1 split, a flapping
+                    link, 1-1-1, a web host cut mid-request), retrying
+                    clients, the history checker; tests/cluster/partition.sh
 
 Node N: SQL 127.0.0.1:331N, web http://127.0.0.1:809N$MOUNT, Galera
 4567/4577/4587.  Data $CL_DATA, runtime $CL_RUN.
@@ -682,6 +704,7 @@ run_cluster() {
 	check)		need_root; cluster_check "$@" ;;
 	job)		need_root; cl_check_node "${1:-}"; cluster_job "$@" ;;
 	bench)		need_root; cluster_bench "$@" ;;
+	partition)	cluster_partition "$@" ;;
 	help|-h|--help)	cluster_usage ;;
 	*)		cluster_usage >&2; exit 2 ;;
 	esac

@@ -230,6 +230,10 @@ run_tests() {
 		# runs it alone); IDEMORDERS_TEST_CLUSTER=0 leaves it out.
 		if [[ ${IDEMORDERS_TEST_CLUSTER:-1} == 1 ]]; then
 			scripts+=("$REPO/tests/cluster/cluster-check.sh")
+			# Network partitions of a cluster in namespaces of
+			# its own (10.77.0.0/24, no fixed port; about 4
+			# minutes; `tools/dev cluster partition --short`).
+			scripts+=("$REPO/tests/cluster/partition-check.sh")
 		fi
 	fi
 
