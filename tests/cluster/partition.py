@@ -49,6 +49,10 @@ sockets, with wsrep_sync_wait=1):
   - the fault's own promise: with quorum lost on a web host's side its
     answers are 503 with Retry-After within the request deadline and
     its _health is 503, while the majority side keeps creating (split);
+    a worker there tries each node it cannot reach at most once a
+    request and not again within NODE_HOLD_S of its failure (from the
+    "database connect to HOST failed" lines of w3's pool log), so that
+    it answers fast, not after cycling through them until the deadline;
     no order is created while no node has quorum (nquorum); a node cut
     off rejoins by IST or with nothing to transfer, never by SST.
 It prints one "cluster-partition:" line per fault with its counts and
@@ -64,6 +68,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -73,6 +78,8 @@ import urllib.request
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 RETRY_409 = ("REQUEST_IN_PROGRESS", "REQUEST_STATUS_UNCONFIRMED")
+# How long a worker skips a node that failed (src/db.h DB_NODE_HOLD_S).
+NODE_HOLD_S = 5
 FAULTS = ("minority", "split", "flap", "nquorum", "webcut", "mixed")
 MODES = {
     # hold: seconds a fault lasts; keys: at most this many new keys per
@@ -384,6 +391,7 @@ class Run:
         probes = []
         stop_probe = threading.Event()
         offsets = self.log_offsets()
+        ctx["w3_log_off"] = self.pool_log_size(3)
         pace = a.clients * (a.warm + a.hold + a.after + 10) / a.keys
 
         def client(cid):
@@ -439,6 +447,92 @@ class Run:
                 ctx["violations"].append("node %d rejoined by SST" % n)
         self.check_phase(ctx)
         return ctx
+
+    def pool_log(self, n):
+        return "%s/idemorders-%d.log" % (self.args.log_dir, n)
+
+    def pool_log_size(self, n):
+        f = self.pool_log(n)
+        return os.path.getsize(f) if os.path.exists(f) else 0
+
+    def pool_requests(self, n, offset):
+        """Web host N's requests from its pool log since OFFSET, in order:
+        dicts with t (the answer), pid, method, path, status, code, key,
+        attempts, ms, and connects: the (t, host) of every "database
+        connect to HOST failed" line of the request (a worker serves one
+        request at a time: the lines of its pid before its request line
+        are that request's)."""
+        line_re = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z"
+                             r" \S+\[(\d+)\] \w+: (.*)$")
+        req_re = re.compile(r"^(GET|POST) (\S+) (\d+) (\S+) principal=\S+"
+                            r" key=(\S+) attempts=(\d+) ([\d.]+)ms$")
+        out, pending = [], {}
+        try:
+            with open(self.pool_log(n), "rb") as fh:
+                fh.seek(offset)
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return out
+        for line in text.splitlines():
+            m = line_re.match(line)
+            if not m:
+                continue
+            t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f")
+            t = t.replace(tzinfo=datetime.timezone.utc).timestamp()
+            pid, msg = int(m.group(2)), m.group(3)
+            if msg.startswith("database connect to "):
+                pending.setdefault(pid, []).append((t, msg.split()[3]))
+                continue
+            r = req_re.match(msg)
+            if r:
+                out.append(dict(t=t, pid=pid, method=r.group(1),
+                                path=r.group(2), status=int(r.group(3)),
+                                code=r.group(4), key=r.group(5),
+                                attempts=int(r.group(6)),
+                                ms=float(r.group(7)),
+                                connects=pending.pop(pid, [])))
+        return out
+
+    def check_minority_connects(self, ctx, f, t_from, t_to):
+        """A worker of the minority web host w3 tries each node it cannot
+        reach (n1, n2) at most once a request, and not again within
+        NODE_HOLD_S of its failure: the answers stay fast."""
+        v = ctx["violations"]
+        far = {self.net.addr["n1"], self.net.addr["n2"]}
+        reqs = [r for r in self.pool_requests(3, ctx["w3_log_off"])
+                if t_from <= r["t"] <= t_to]
+        tries = 0
+        for r in reqs:
+            for h in far:
+                k = sum(1 for _, x in r["connects"] if x == h)
+                tries += k
+                if k > 1:
+                    v.append("%s: w3 worker %d tried %s %d times in one"
+                             " request (%s %s %d %s, %d attempts, %.0f ms)"
+                             % (f, r["pid"], h, k, r["method"], r["key"],
+                                r["status"], r["code"], r["attempts"],
+                                r["ms"]))
+        last, early = {}, []
+        for r in reqs:
+            for t, h in r["connects"]:
+                if h not in far:
+                    continue
+                p = last.get((r["pid"], h))
+                if p is not None and t - p < NODE_HOLD_S:
+                    early.append((r, h, t - p))
+                last[(r["pid"], h)] = t
+        for r, h, gap in early[:5]:
+            v.append("%s: w3 worker %d tried %s again %.1fs after it"
+                     " failed (%s %s %d %s)" % (f, r["pid"], h, gap,
+                                                r["method"], r["key"],
+                                                r["status"], r["code"]))
+        if len(early) > 5:
+            v.append("%s: w3 tried a node it cannot reach within %ds of"
+                     " its failure %d times in all" % (f, NODE_HOLD_S,
+                                                        len(early)))
+        ctx["notes"]["w3_far_connects"] = "%d/%d" % (tries, len(reqs))
+        ctx["notes"]["w3_attempts_max"] = max(
+            [r["attempts"] for r in reqs] or [0])
 
     def hold(self, secs, ctx, watch=None):
         """Hold the fault SECS seconds, noting when WATCH (node numbers)
@@ -833,12 +927,24 @@ class Run:
                 t0 + grace <= r["t_send"] and r["t_end"] <= ctx["t_heal"]])
             ctx["notes"]["w3_answer_s"] = "%.2f" % max(
                 r["t_end"] - r["t_send"] for r in ctx["minority_answers"])
+            # The latency of w3's answers while split (measured only).
+            lat = sorted(r["t_end"] - r["t_send"] for r in hist
+                         if r["web"] == "w3" and r["status"] and
+                         t0 + grace <= r["t_send"] and
+                         r["t_end"] <= ctx["t_heal"])
+            if lat:
+                ctx["notes"]["w3_s"] = "%.2f/%.2f/%.2f" % (
+                    lat[len(lat) // 2], lat[len(lat) * 9 // 10], lat[-1])
+            self.check_minority_connects(ctx, f, t0 + grace,
+                                         ctx["t_heal"])
             h = [p for p in ctx["probes"] if p[0] == "health" and
                  p[1] == "w3" and t0 + grace <= p[2] and
                  p[2] + p[3] <= ctx["t_heal"]]
             bad = [p for p in h if p[4] != 503]
             ctx["notes"]["w3_health"] = "%d/%d 503" % (len(h) - len(bad),
                                                        len(h))
+            if h:
+                ctx["notes"]["w3_health_s"] = "%.2f" % max(p[3] for p in h)
             if not h or bad:
                 v.append("%s: w3 _health while cut off with n3: %s" % (
                     f, [(round(p[2] - t0, 1), p[4]) for p in bad[:5]] or
