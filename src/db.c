@@ -79,6 +79,8 @@ static const struct db_errclass {
 	{ ER_UNKNOWN_COM_ERROR,		DB_UNAVAILABLE,	1 },	/* Galera 1047 */
 };
 
+static void	db_node_failed(struct db *, int);
+
 /* The class of error number code (DB_ERROR for any other). */
 static int
 db_class_of(unsigned int code)
@@ -216,6 +218,8 @@ db_fail(struct db *db, int class, unsigned int code, const char *msg)
 		db->broken = 1;
 	if (db->broken)
 		db->move = 1;	/* the next connection tries the next node */
+	if (code == ER_UNKNOWN_COM_ERROR)	/* a cluster node not ready */
+		db_node_failed(db, 1);
 	db->last_class = class;
 	db->last_errno = code;
 	if (code == ER_DUP_ENTRY)
@@ -390,32 +394,112 @@ db_node(const struct conf *c, int n, char *host, size_t size,
 	return i > 0 ? i : 1;
 }
 
+/* How many nodes db_host lists (1 with db_socket). */
+static int
+db_nodes(const struct db *db)
+{
+	char		 host[256];
+	unsigned int	 port;
+
+	if (db->conf->db_socket != NULL)
+		return 1;
+	return db_node(db->conf, 0, host, sizeof(host), &port);
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static long long
+db_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether node i failed less than DB_NODE_HOLD_S before now. */
+static int
+db_marked(const struct db *db, int i, long long now)
+{
+	return db->marks[i].at_ms != 0 &&
+	    now - db->marks[i].at_ms < DB_NODE_HOLD_S * 1000LL;
+}
+
+/*
+ * The node in use failed: it could not be reached (answered 0), or it
+ * answered that it cannot serve (1).  Only with several nodes: a single
+ * node is always tried.
+ */
+static void
+db_node_failed(struct db *db, int answered)
+{
+	if (db->conf == NULL || db_nodes(db) == 1)
+		return;
+	db->marks[db->node].at_ms = db_now_ms();
+	db->marks[db->node].answered = answered;
+}
+
+/*
+ * 1 when db_host lists several nodes and each of them failed less than
+ * DB_NODE_HOLD_S ago (in this request or just before it): trying again
+ * now would only wait for them once more.
+ */
+int
+db_nodes_down(const struct db *db)
+{
+	long long	 now = db_now_ms();
+	int		 i, n;
+
+	n = db_nodes(db);
+	if (n == 1)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!db_marked(db, i, now))
+			return 0;
+	return 1;
+}
+
 /*
  * Choose the node of the next connection: the same one, the next one
  * after a failure that broke the connection, or the first (preferred)
- * one again DB_FAILBACK_S after leaving it.
+ * one again DB_FAILBACK_S after leaving it; a node that failed less than
+ * DB_NODE_HOLD_S ago is passed over for the next one that did not.  When
+ * all did, the one that failed longest ago among those that answered
+ * (a node out of the Primary component answers at once, and is the one
+ * to come back when its partition heals), else among all: a node that
+ * cannot be reached costs a connect timeout each time it is tried.
  */
 static int
 db_pick_node(struct db *db)
 {
-	char		 host[256];
-	unsigned int	 port;
-	int		 n;
+	long long	 now;
+	int		 i, k, n;
 
-	n = db->conf->db_socket != NULL ? 1 :
-	    db_node(db->conf, 0, host, sizeof(host), &port);
+	n = db_nodes(db);
 	if (n == 1)
 		return 0;
-	if (db->move) {
+	if (db->move)
 		db->node = (db->node + 1) % n;
-		if (db->node != 0 && db->moved_at == 0)
-			db->moved_at = time(NULL);
-	} else if (db->node != 0 && time(NULL) - db->moved_at >=
-	    DB_FAILBACK_S) {
+	else if (db->node != 0 && time(NULL) - db->moved_at >= DB_FAILBACK_S)
 		db->node = 0;
-		db->moved_at = 0;
-	}
 	db->move = 0;
+	now = db_now_ms();
+	for (i = 0; i < n; i++)
+		if (!db_marked(db, (db->node + i) % n, now))
+			break;
+	if (i < n)
+		db->node = (db->node + i) % n;
+	else {
+		for (k = 0, i = 1; i < n; i++)
+			if (db->marks[i].answered > db->marks[k].answered ||
+			    (db->marks[i].answered == db->marks[k].answered &&
+			    db->marks[i].at_ms < db->marks[k].at_ms))
+				k = i;
+		db->node = k;
+	}
+	if (db->node == 0)
+		db->moved_at = 0;
+	else if (db->moved_at == 0)
+		db->moved_at = time(NULL);
 	return n;
 }
 
@@ -599,6 +683,7 @@ db_open(struct db *db, int in_request)
 		rc = db_resolve(db, host, ms, addr, sizeof(addr));
 		if (rc != DB_OK) {
 			db->move = 1;
+			db_node_failed(db, 0);
 			log_warnx("database connect to %s failed: %s", host,
 			    db->last_error);
 			return rc;
@@ -630,6 +715,7 @@ db_open(struct db *db, int in_request)
 			rc = db_fail(db, DB_LOST, db->last_errno,
 			    db->last_error);
 		db->move = 1;
+		db_node_failed(db, rc == DB_UNAVAILABLE);
 		log_warnx("database connect to %s failed: %s (%u)",
 		    c->db_socket ? c->db_socket : host, db->last_error,
 		    db->last_errno);
@@ -664,9 +750,11 @@ db_open(struct db *db, int in_request)
 		    c->db_socket ? c->db_socket : host, db->last_error,
 		    db->last_errno);
 		db->move = 1;
+		db_node_failed(db, rc == DB_UNAVAILABLE);
 		db_disconnect(db);
 		return rc;
 	}
+	db->marks[db->node].at_ms = 0;
 	return DB_OK;
 }
 

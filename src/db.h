@@ -50,6 +50,18 @@ enum db_stmt_id {
 };
 #define DB_NODES_MAX		16	/* in db_host's list */
 #define DB_FAILBACK_S		30	/* then try the first node again */
+#define DB_NODE_HOLD_S		5	/* a node that failed is skipped */
+
+/*
+ * A node of db_host's list that failed: it could not be reached, or it
+ * answered that it cannot serve (not Synced and Primary, out of
+ * connections).  A worker skips it for DB_NODE_HOLD_S while another node
+ * is not marked.
+ */
+struct db_mark {
+	long long		 at_ms;		/* CLOCK_MONOTONIC; 0: none */
+	int			 answered;	/* it answered, not ready */
+};
 
 /*
  * A connection and what it knows.  After a failure of class DB_LOST or
@@ -75,6 +87,7 @@ struct db {
 	int			 move;		/* take the next node */
 	time_t			 moved_at;	/* left the first node then */
 	int			 galera;	/* the server is a wsrep node */
+	struct db_mark		 marks[DB_NODES_MAX];
 
 	/* The last failure, recorded where it happened. */
 	int			 last_class;
@@ -91,6 +104,7 @@ int	db_connect(struct db *);
 int	db_ensure(struct db *);
 void	db_disconnect(struct db *);
 int	db_ping(struct db *);
+int	db_nodes_down(const struct db *);
 int	db_node_ready(struct db *);
 int	db_wait_limits(struct db *);
 int	db_read_limits(struct db *);

@@ -756,6 +756,13 @@ engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
 			res = ENGINE_SILENT;
 			break;
 		}
+		/*
+		 * Every node of a cluster failed, in this request or less
+		 * than DB_NODE_HOLD_S before it: nothing was stored, and
+		 * trying again would only wait for them once more.
+		 */
+		if (resp->outcome == OUTCOME_UNAVAILABLE && db_nodes_down(db))
+			break;
 		/* Retry with the same key, within the limits. */
 		if (c->attempt >= conf->max_attempts)
 			break;

@@ -1,7 +1,11 @@
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <CUnit/CUnit.h>
 
+#include "conf.h"
 #include "db.h"
 #include "unit.h"
 
@@ -85,11 +89,52 @@ test_dup_key(void)
 	CU_ASSERT_FALSE(db_dup_key_is(&db, ""));
 }
 
+/*
+ * A cluster is down once each of its nodes failed (not ready, 1047);
+ * a single node, or a unix socket, never is: it is always tried again.
+ */
+static void
+test_nodes_down(void)
+{
+	struct conf	 c;
+	struct db	 db;
+	int		 i;
+
+	conf_defaults(&c);
+	free(c.db_host);
+	c.db_host = strdup("10.0.0.11,10.0.0.12:3307,10.0.0.13");
+	db_init(&db, &c);
+	CU_ASSERT_FALSE(db_nodes_down(&db));
+	for (i = 0; i < 3; i++) {
+		db.node = i;
+		db_fail(&db, 0, 1047, "WSREP has not yet prepared node");
+		CU_ASSERT_EQUAL(db_nodes_down(&db), i == 2);
+	}
+	db.node = 1;
+	db_fail(&db, 0, 1213, "Deadlock found");	/* not a node's */
+	CU_ASSERT_TRUE(db_nodes_down(&db));
+
+	free(c.db_host);
+	c.db_host = strdup("10.0.0.11");
+	db_init(&db, &c);
+	db_fail(&db, 0, 1047, "WSREP has not yet prepared node");
+	CU_ASSERT_FALSE(db_nodes_down(&db));
+
+	free(c.db_host);
+	c.db_host = strdup("10.0.0.11,10.0.0.12");
+	c.db_socket = strdup("/run/mysqld/mysqld.sock");
+	db_init(&db, &c);
+	db_fail(&db, 0, 1047, "WSREP has not yet prepared node");
+	CU_ASSERT_FALSE(db_nodes_down(&db));
+	conf_clear(&c);
+}
+
 /* The db suite. */
 static const struct unit_test tests[] = {
 	{ "out of space", test_out_of_space },
 	{ "failure class", test_fail_class },
 	{ "duplicate key", test_dup_key },
+	{ "cluster nodes down", test_nodes_down },
 	{ NULL, NULL },
 };
 
