@@ -281,6 +281,13 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 		    "%s: query too long", c->name);
 		return -1;
 	}
+	/*
+	 * No deadline is set, so this lifts the read and write bounds
+	 * db_connect() left on the connection (db_connect_timeout): a check
+	 * may scan for minutes before its first row.
+	 */
+	if (db_arm(db) != DB_OK)
+		return -1;
 	if (mysql_real_query(db->my, sql, (unsigned long)n) != 0) {
 		conn_fail(db);
 		goto out;
@@ -431,7 +438,10 @@ audit_run(const struct conf *conf, int json, long long since, FILE *fp)
 	if (purge_age < 0)
 		purge_age = 0;
 
-	/* No deadline: a scan may run long before its first row. */
+	/*
+	 * No deadline: a scan may run long before its first row
+	 * (db_connect_timeout bounds the connect only; run_check()).
+	 */
 	db_init(&db, conf);
 	if (db_connect(&db) != DB_OK) {
 		fprintf(stderr, "idemorders audit: cannot connect to the "
