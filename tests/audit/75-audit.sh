@@ -250,7 +250,14 @@ expect_status 200 "alice cancels $c"
 expect_clean "a cancelled order"
 psql "UPDATE stock SET restocked = restocked + 2 WHERE sku = 'T75-A'"
 expect_breach "T75-A restocked twice" restock_mismatch T75-A only
-psql "UPDATE stock SET restocked = restocked - 2 WHERE sku = 'T75-A'"
+psql "UPDATE stock SET restocked = restocked - 4 WHERE sku = 'T75-A'"
+expect_breach "T75-A not restocked" restock_mismatch T75-A only
+psql "UPDATE stock SET restocked = restocked + 2
+    WHERE sku = 'T75-B'"
+expect_breach "T75-B restocked without a cancel" restock_mismatch T75-B
+psql "UPDATE stock SET restocked = restocked - 2
+    WHERE sku = 'T75-B'"
+psql "UPDATE stock SET restocked = restocked + 2 WHERE sku = 'T75-A'"
 expect_clean "T75-A restocked once again"
 cl=ledger-$(lid alice t75-cancel)
 psql "CREATE TABLE saved AS SELECT id, $LEDGER_COLS FROM idempotency_records
