@@ -16,7 +16,10 @@ set multiplot layout 2,1 title "idemorders as the ledger grows\n{/*0.8 ".subtitl
 set key outside right top
 set grid xtics ytics
 set xlabel "ledger rows in the database (millions)"
-set offsets graph 0.03, graph 0.03, 0, 0
+set xrange [0:*]
+set offsets 0, graph 0.05, 0, 0
+set lmargin 10
+set rmargin 30
 
 set ylabel "requests per second, log scale"
 set logscale y 10
@@ -30,6 +33,8 @@ plot \
   datafile using 1:4 with linespoints lw 2 pt 5 lc rgb "#ff7f0e" title "GET an order"
 
 unset logscale y
+unset key
+set offsets 0, graph 0.05, graph 0.08, 0
 set ylabel "p99 latency, ms"
 set yrange [0:*]
 set ytics auto

@@ -99,7 +99,7 @@ for n in 0 "$N"; do
 		else
 			fail "N=$n row $test" "$answers answers, $unexpected unexpected ($statuses)"
 		fi
-		if grep -qE "^\| $test \| $n \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| 0 \| [0-9]+ \| [0-9]+ \| [0-9]+ \|$" "$md"; then
+		if grep -qE "^\| $test \| $n \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| 0 \| [0-9]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \|$" "$md"; then
 			ok "table: $test at N=$n"
 		else
 			fail "table" "no '$test' row for N=$n in $md"
