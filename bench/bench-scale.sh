@@ -42,8 +42,9 @@
 #     batched), with mariadbd's CPU, the redo (Innodb_os_log_written) and
 #     the binary log (Binlog_bytes_written) per request;
 #  5. create again (create-expire) with `idemorders expire` started
-#     beside it (tombstone_retention = BENCH_SCALE_TOMBSTONES, 2d, so that
-#     it purges as well as expires; log_level = debug: one line a batch,
+#     beside it (the bench stack runs tombstone_retention =
+#     BENCH_SCALE_TOMBSTONES, 2d, so that the job purges as well as
+#     expires and the audit agrees; log_level = debug: one line a batch,
 #     with its time), stopped when the run ends if it has not finished:
 #     the rows it expired and purged per second, each batch's time (an
 #     upper bound of how long it held its locks), and the creates' rate
@@ -280,18 +281,18 @@ scale_run() {
 # running beside it from the start; the job is stopped when the run ends
 # if it has not finished.  Records what it did from its per-batch lines.
 scale_expire_run() {
-	local c=$1 conf=$BENCH_LOG/expire-$SCALE_N.conf log=$BENCH_LOG/expire-$SCALE_N.log
+	local c=$1 jconf=$BENCH_LOG/expire-$SCALE_N.conf log=$BENCH_LOG/expire-$SCALE_N.log
 	local pid t0 t1 stopped=0 due purgeable
 	{
 		cat "$CONF"
 		printf 'log = stderr\nlog_level = debug\n'
-	} >"$conf"
-	"$BIN" check-config -c "$conf" >"$log.check" 2>&1 ||
+	} >"$jconf"
+	"$BIN" check-config -c "$jconf" >"$log.check" 2>&1 ||
 	    { show_log "$log.check" 10; die "bench --scale: the expire job's config is refused"; }
-	read -r due purgeable < <("$BIN" expire -c "$conf" --dry-run 2>/dev/null |
+	read -r due purgeable < <("$BIN" expire -c "$jconf" --dry-run 2>/dev/null |
 	    sed -n 's/^dry-run: expired=\([0-9]*\) purged=\([0-9]*\).*/\1 \2/p')
 	t0=$(date +%s%N)
-	"$BIN" expire -c "$conf" >"$log.out" 2>"$log" &
+	"$BIN" expire -c "$jconf" >"$log.out" 2>"$log" &
 	pid=$!
 	scale_run create-expire bench_wrk app create-expire lighttpd "$c" create 201
 	if kill -0 "$pid" 2>/dev/null; then

@@ -130,7 +130,11 @@ else
 	fail "redo/binlog per create" "got '$redo' from $md"
 fi
 for t in "creates at N = $N ≥ 0.8" "expiry keeps up" "redo bytes per create ≤ D naive (N = $N)"; do
-	grep -qF "| $t" "$md" && ok "targets table: $t" || fail "targets table" "no '$t' row in $md"
+	if grep -qF "| $t" "$md"; then
+		ok "targets table: $t"
+	else
+		fail "targets table" "no '$t' row in $md"
+	fi
 done
 check "chart $out/scale-0-$N.png written" test -s "$out/scale-0-$N.png"
 if grep -qE "^\| $N \| \*\*all three\*\* \| \| \| \| \*\*[0-9]+\*\* \|$" "$md"; then
