@@ -31,15 +31,30 @@
 #  2. the table sizes (information_schema.TABLES after ANALYZE TABLE:
 #     data_length, index_length) of the ledger, orders and order_items;
 #  3. innodb_buffer_pool_size set to BENCH_SCALE_POOL (256M; the fill ran
-#     with the bench's 1G), innodb_flush_log_at_trx_commit = 1 as shipped;
+#     with the bench's 1G), innodb_flush_log_at_trx_commit = 1 as shipped,
+#     and (BENCH_SCALE_BINLOG=1, the default) the binary log as a replica
+#     source or an async-replicated host runs it: log_bin, binlog_format =
+#     ROW, sync_binlog = 1 (the fill itself is not logged: sql_log_bin = 0);
 #  4. through lighttpd at c16 (BENCH_HOT_C), BENCH_SECONDS (5) each:
-#     create (unique keys, random BENCH SKU), replay of one key, GET of one
-#     order (bench/orders.lua), and the bare transaction at the pool's
-#     size (bench/dbtx naive and batched), with mariadbd's CPU per request.
+#     create (unique keys, random BENCH SKU), replay of one key, conflict
+#     (that key, another body: 409), GET of one order (bench/orders.lua),
+#     and the bare transaction at the pool's size (bench/dbtx naive and
+#     batched), with mariadbd's CPU, the redo (Innodb_os_log_written) and
+#     the binary log (Binlog_bytes_written) per request;
+#  5. create again (create-expire) with `idemorders expire` started
+#     beside it (the bench stack runs tombstone_retention =
+#     BENCH_SCALE_TOMBSTONES, 2d, so that the job purges as well as
+#     expires and the audit agrees; log_level = debug: one line a batch,
+#     with its time), stopped when the run ends if it has not finished:
+#     the rows it expired and purged per second, each batch's time (an
+#     upper bound of how long it held its locks), and the creates' rate
+#     and p99 beside it against create's.
 #
-# Report: DIR/scale-N1-N2....md and .tsv (DIR: var/bench/results, or
-# --out DIR); one column per N, side by side.  Nothing asserts a speed.
-# Knobs: BENCH_SECONDS, BENCH_SCALE_POOL, BENCH_SCALE_BATCH, BENCH_WORKERS.
+# Report: DIR/scale-N1-N2....md, .tsv and .png (bench/plot-scale.gp: req/s
+# and p99 against N), DIR: var/bench/results, or --out DIR; the targets of
+# the largest N against the smallest (0) in a table.  Nothing asserts a
+# speed.  Knobs: BENCH_SECONDS, BENCH_SCALE_POOL, BENCH_SCALE_BATCH,
+# BENCH_WORKERS, BENCH_SCALE_BINLOG, BENCH_SCALE_TOMBSTONES.
 
 BENCH_SCALE_RETENTION=86400	# key_retention the bench stack runs with (24h)
 
@@ -67,7 +82,7 @@ run_bench_scale() {
 	mapfile -t BENCH_SCALE_SIZES < <(printf '%s\n' "${sizes[@]}" | sort -nu)
 	export IDEMORDERS_STACK=bench
 	stack_vars
-	PACKAGES+=(wrk jq)
+	PACKAGES+=(wrk jq gnuplot-nox)
 	# shellcheck disable=SC2034
 	BENCH_SERVERS=lighttpd
 	BENCH_SECONDS=${BENCH_SECONDS:-5}
@@ -77,6 +92,8 @@ run_bench_scale() {
 	BENCH_PROFILE=0
 	BENCH_SCALE_POOL=${BENCH_SCALE_POOL:-268435456}
 	BENCH_SCALE_BATCH=${BENCH_SCALE_BATCH:-100000}
+	BENCH_SCALE_BINLOG=${BENCH_SCALE_BINLOG:-1}
+	BENCH_SCALE_TOMBSTONES=${BENCH_SCALE_TOMBSTONES:-2d}
 	: "${BENCH_OUT:=$VAR/results}"
 	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
 	    die "BENCH_SECONDS must be a positive number of seconds"
@@ -86,6 +103,18 @@ run_bench_scale() {
 	    die "BENCH_SCALE_POOL must be a number of bytes, at least 32M (33554432)"
 	[[ $BENCH_SCALE_BATCH =~ ^[0-9]+$ && $BENCH_SCALE_BATCH -gt 0 ]] ||
 	    die "BENCH_SCALE_BATCH must be a positive number of rows"
+	[[ $BENCH_SCALE_BINLOG == [01] ]] ||
+	    die "BENCH_SCALE_BINLOG must be 0 or 1"
+	[[ $BENCH_SCALE_TOMBSTONES =~ ^[1-9][0-9]*[smhd]$ ]] ||
+	    die "BENCH_SCALE_TOMBSTONES must be a duration such as 2d or 36h"
+	# The binary log of a host that replicates (db_write_cnf adds it).
+	# The stack's own retention, so that the audit agrees with the job.
+	# shellcheck disable=SC2034
+	BENCH_CONF_EXTRA="tombstone_retention = $BENCH_SCALE_TOMBSTONES"
+	[[ $BENCH_SCALE_BINLOG == 0 ]] || export DB_CNF_EXTRA="server_id = 1
+log_bin = binlog
+binlog_format = ROW
+sync_binlog = 1"
 	with_lock bench_scale_main
 }
 
@@ -136,7 +165,7 @@ scale_batch_sql() {
 	local a=$1 b=$2 n=$3 s=seq ca
 	ca=$(scale_created "$s" "$n")
 	cat <<EOF
-SET SESSION foreign_key_checks = 0, unique_checks = 0;
+SET SESSION foreign_key_checks = 0, unique_checks = 0, sql_log_bin = 0;
 INSERT INTO idempotency_records (id, principal_id, operation, idem_key,
     request_fingerprint, status, response_status, response_headers,
     response_body, resource_id, created_at, updated_at, expires_at)
@@ -202,7 +231,7 @@ scale_fill() {
 		printf '  filled %s of %s ledger rows (%s s)\n' "$b" "$n" $(($(date +%s) - t0))
 	done
 	# Stock: what the filled orders sold, and gave back when cancelled.
-	db_root "$DB_NAME" -e "UPDATE stock s LEFT JOIN (SELECT i.sku,
+	db_root "$DB_NAME" -e "SET SESSION sql_log_bin = 0; UPDATE stock s LEFT JOIN (SELECT i.sku,
 	    SUM(i.qty) AS sold, SUM(IF(o.status = 'CANCELLED', i.qty, 0)) AS back
 	    FROM order_items i JOIN orders o ON o.id = i.order_id GROUP BY i.sku) t
 	    ON t.sku = s.sku
@@ -221,10 +250,84 @@ scale_sizes() {
 	    AND table_name IN ('idempotency_records', 'orders', 'order_items')"
 }
 
-# ------------------------------------------------------------ the run
+# ------------------------------------------------------------ the runs
+
+# "REDO BINLOG": the bytes InnoDB wrote to its redo log and the server to
+# its binary log so far.
+scale_logbytes() {
+	db_root -N -B -e "SELECT
+	    (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+		WHERE VARIABLE_NAME = 'INNODB_OS_LOG_WRITTEN'),
+	    IFNULL((SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+		WHERE VARIABLE_NAME = 'BINLOG_BYTES_WRITTEN'), 0)"
+}
+
+# scale_run TEST CMD...: run CMD (bench_wrk or bench_dbtx, which append
+# one row to BENCH_TSV) and record the redo and binary log bytes per
+# request of that row.
+scale_run() {
+	local test=$1 r0 b0 r1 b1 n
+	shift
+	read -r r0 b0 < <(scale_logbytes)
+	"$@"
+	read -r r1 b1 < <(scale_logbytes)
+	n=$(tail -n 1 "$BENCH_TSV" | cut -f8)
+	awk -v n="$n" -v r=$((r1 - r0)) -v b=$((b1 - b0)) -v N="$SCALE_N" -v t="$test" \
+	    'BEGIN { if (n > 0) printf "%s\tredo:%s\t%.0f\n%s\tbinlog:%s\t%.0f\n", N, t, r / n, N, t, b / n }' \
+	    >>"$SCALE_FACTS"
+}
+
+# scale_expire_run C: create again at c C with `idemorders expire`
+# running beside it from the start; the job is stopped when the run ends
+# if it has not finished.  Records what it did from its per-batch lines.
+scale_expire_run() {
+	local c=$1 jconf=$BENCH_LOG/expire-$SCALE_N.conf log=$BENCH_LOG/expire-$SCALE_N.log
+	local pid t0 t1 stopped=0 due purgeable
+	{
+		cat "$CONF"
+		printf 'log = stderr\nlog_level = debug\n'
+	} >"$jconf"
+	"$BIN" check-config -c "$jconf" >"$log.check" 2>&1 ||
+	    { show_log "$log.check" 10; die "bench --scale: the expire job's config is refused"; }
+	read -r due purgeable < <("$BIN" expire -c "$jconf" --dry-run 2>/dev/null |
+	    sed -n 's/^dry-run: expired=\([0-9]*\) purged=\([0-9]*\).*/\1 \2/p')
+	t0=$(date +%s%N)
+	"$BIN" expire -c "$jconf" >"$log.out" 2>"$log" &
+	pid=$!
+	scale_run create-expire bench_wrk app create-expire lighttpd "$c" create 201
+	if kill -0 "$pid" 2>/dev/null; then
+		stopped=1
+		kill -TERM "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	t1=$(date +%s%N)
+	awk -v N="$SCALE_N" -v secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')" \
+	    -v stopped="$stopped" -v due="${due:-0}" -v purgeable="${purgeable:-0}" '
+	match($0, /batch of [0-9]+ (expired|purged) in [0-9]+ ms/) {
+		split(substr($0, RSTART, RLENGTH), w, " ")
+		rows[w[4]] += w[3]; busy[w[4]] += w[6]; ms[++nb] = w[6]
+	}
+	END {
+		for (i = 2; i <= nb; i++) { v = ms[i]; for (j = i - 1; j >= 1 && ms[j] > v; j--) ms[j + 1] = ms[j]; ms[j + 1] = v }
+		printf "%s\texpire:secs\t%s\n", N, secs
+		printf "%s\texpire:stopped\t%s\n", N, stopped
+		printf "%s\texpire:due\t%s\n%s\texpire:purgeable\t%s\n", N, due, N, purgeable
+		printf "%s\texpire:expired\t%d\n%s\texpire:purged\t%d\n", N, rows["expired"], N, rows["purged"]
+		printf "%s\texpire:batches\t%d\n", N, nb
+		# Rows a second of each phase while it ran (batches back to back).
+		printf "%s\texpire:expired_ps\t%.0f\n", N, (busy["expired"] > 0 ? rows["expired"] * 1000 / busy["expired"] : 0)
+		printf "%s\texpire:purged_ps\t%.0f\n", N, (busy["purged"] > 0 ? rows["purged"] * 1000 / busy["purged"] : 0)
+		printf "%s\texpire:busy_s\t%.3f\n", N, (busy["expired"] + busy["purged"]) / 1000
+		if (nb > 0) printf "%s\texpire:ms_p50\t%s\n%s\texpire:ms_p99\t%s\n%s\texpire:ms_max\t%s\n",
+		    N, ms[int((nb - 1) * 0.5) + 1], N, ms[int((nb - 1) * 0.99) + 1], N, ms[nb]
+	}' "$log" >>"$SCALE_FACTS"
+	printf '  expire   %s expired, %s purged in %s batches beside the creates%s\n' \
+	    "$(grep -c 'expired in' "$log" || true)" "$(grep -c 'purged in' "$log" || true)" \
+	    "$(grep -c 'batch of' "$log" || true)" "$([[ $stopped == 0 ]] || echo ' (stopped at the end of the run)')"
+}
 
 bench_scale_main() {
-	local n start load key path t0 audit_rc tsv md name c w
+	local n start load key path t0 audit_rc tsv md name c w png
 	start=$(date +%s)
 	trap bench_end EXIT
 	trap 'exit 130' INT
@@ -250,6 +353,7 @@ bench_scale_main() {
 	ensure_packages
 	bench_build
 	for n in "${BENCH_SCALE_SIZES[@]}"; do
+		SCALE_N=$n
 		echo "N = $n ledger rows"
 		: >"$BENCH_TSV"
 		bench_stack_up
@@ -273,6 +377,10 @@ bench_scale_main() {
 		    UNION ALL SELECT CONCAT('orders:', status), COUNT(*) FROM orders GROUP BY status
 		    UNION ALL SELECT 'order_items', COUNT(*) FROM order_items
 		    UNION ALL SELECT 'principals', COUNT(DISTINCT principal_id) FROM idempotency_records
+		    UNION ALL SELECT 'rejections', COUNT(*) FROM idempotency_records
+			WHERE operation = 'create-order' AND resource_id IS NULL AND response_status = 409
+		    UNION ALL SELECT 'tombstones_dropped', COUNT(*) FROM idempotency_records
+			WHERE status = 'EXPIRED' AND response_body IS NULL AND response_headers IS NULL
 		    UNION ALL SELECT 'due', COUNT(*) FROM idempotency_records
 			WHERE live_expires_at <= UTC_TIMESTAMP(6)" |
 		    awk -v n="$n" -F'\t' '{ printf "%s\tcount:%s\t%s\n", n, $1, $2 }' >>"$SCALE_FACTS"
@@ -287,13 +395,16 @@ bench_scale_main() {
 		printf '%s\tpool\t%s\n' "$n" "$(db_root -N -B -e "SELECT @@innodb_buffer_pool_size")" >>"$SCALE_FACTS"
 
 		bench_warmup app 201
-		bench_wrk app create lighttpd "$c" create 201
+		scale_run create bench_wrk app create lighttpd "$c" create 201
 		key=bench-$BENCH_RUN-replay-$n
 		path=$(bench_seed_order lighttpd "$key")
-		bench_wrk app replay lighttpd "$c" replay 201 "$key"
-		bench_wrk app get lighttpd "$c" get 200 "$path"
-		bench_dbtx D "$w" -m naive -k BENCH -n "$BENCH_SKUS"
-		bench_dbtx D-batched "$w" -m batched -k BENCH -n "$BENCH_SKUS"
+		scale_run replay bench_wrk app replay lighttpd "$c" replay 201 "$key"
+		scale_run conflict bench_wrk app conflict lighttpd "$c" conflict 409 "$key"
+		scale_run get bench_wrk app get lighttpd "$c" get 200 "$path"
+		scale_run D bench_dbtx D "$w" -m naive -k BENCH -n "$BENCH_SKUS"
+		scale_run D-batched bench_dbtx D-batched "$w" -m batched -k BENCH -n "$BENCH_SKUS"
+		# Last: the job changes the filled rows.
+		scale_expire_run "$c"
 		awk -v n="$n" '{ print n "\t" $0 }' "$BENCH_TSV" >>"$SCALE_TSV"
 		# --keep: the last size's stack stays up, as the runs left it.
 		[[ $BENCH_KEEP == 1 && $n == "${BENCH_SCALE_SIZES[-1]}" ]] ||
@@ -305,14 +416,20 @@ bench_scale_main() {
 	bench_scale_report "$load" $(($(date +%s) - start)) >"$md.tmp"
 	mv -f "$md.tmp" "$md"
 	cp "$SCALE_TSV" "$tsv.tmp" && mv -f "$tsv.tmp" "$tsv"
+	cp "$SCALE_FACTS" "$BENCH_OUT/$name.facts.tsv"
+	png=$BENCH_OUT/$name.png
+	scale_chart "$png" || say "bench --scale: gnuplot failed; no chart (see $BENCH_LOG/gnuplot.out)"
 	cat "$md"
-	say "bench --scale: wrote $md and $tsv (raw output: ${BENCH_LOG#"$REPO"/})"
+	say "bench --scale: wrote $md, $tsv and $png (raw output: ${BENCH_LOG#"$REPO"/})"
 }
 
 bench_scale_report() {
-	local load=$1 secs=$2
+	local load=$1 secs=$2 binlog
+	binlog="no binary log (BENCH_SCALE_BINLOG=0)"
+	[[ $BENCH_SCALE_BINLOG == 0 ]] ||
+	    binlog="the binary log as a replicating host runs it: \`log_bin\`, \`binlog_format = ROW\`, \`sync_binlog = 1\`"
 	cat <<EOF
-# idemorders at scale: create, replay and GET on a filled database
+# idemorders at scale: create, replay, conflict and GET on a filled database
 
 \`tools/dev bench --scale $(IFS=,; echo "${BENCH_SCALE_SIZES[*]}")\` on $(date -u '+%Y-%m-%d %H:%M UTC'), ${secs} s in all; load average before the run: $load; $(nproc) cores.
 
@@ -321,34 +438,63 @@ $(bench_versions)
   N ledger rows, per hundred 93 creates with their orders (one item, two
   for every fourth), 5 final rejections (FAILED_FINAL), 2 cancels; the
   newest 60 % live (within 24 h), 10 % due to expire (24-28 h old), the
-  oldest 30 % EXPIRED tombstones; UUID-shaped keys over N/20 principals.
-  \`idemorders audit\` runs on the filled database before the runs.
-- then \`innodb_buffer_pool_size\` = $((BENCH_SCALE_POOL / 1048576)) MiB, \`innodb_flush_log_at_trx_commit = 1\`
-  (no binary log: the bench stack runs none); $BENCH_WORKERS workers, \`log_level = warning\`.
+  oldest 30 % EXPIRED tombstones (28 h to 8 days old); UUID-shaped keys
+  over N/20 principals. \`idemorders audit\` runs on the filled database
+  before the runs.
+- then \`innodb_buffer_pool_size\` = $((BENCH_SCALE_POOL / 1048576)) MiB, \`innodb_flush_log_at_trx_commit = 1\`,
+  $binlog (the fill itself is not logged);
+  $BENCH_WORKERS workers, \`log_level = warning\`.
 - load: \`wrk -t$BENCH_WRK_THREADS -c$BENCH_HOT_C\` through lighttpd with \`bench/orders.lua\`, ${BENCH_SECONDS} s a run:
-  create (a new key each, random BENCH SKU), replay of one key, GET of one
-  order (both hot in the cache: the history is another principal's);
-  D: \`bench/dbtx\` naive and batched at the pool's size (c$((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS))).
-  MariaDB µs/req: mariadbd's CPU (\`/proc/<pid>/stat\`) per request.
-  Nothing asserts a speed.
+  create (a new key each, random BENCH SKU), replay of one key, conflict
+  (that key, another body: 409), GET of one order (hot in the cache: the
+  history is another principal's); D: \`bench/dbtx\` naive and batched at
+  the pool's size (c$((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS))); last, create-expire: create again with
+  \`idemorders expire\` started beside it (\`tombstone_retention = $BENCH_SCALE_TOMBSTONES\` so
+  that it purges too, default \`expire_batch\`), stopped when the run ends.
+  MariaDB µs/req: mariadbd's CPU (\`/proc/<pid>/stat\`) per request (in
+  create-expire, the job's share included); redo and binlog B/req:
+  \`Innodb_os_log_written\` and \`Binlog_bytes_written\` per request
+  (both server-wide: in create-expire, the job's included). Other CPU:
+  the share of both cores busy outside lighttpd, the responders,
+  mariadbd and wrk during the run (other work on the machine; the
+  expiry job in create-expire). Nothing asserts a speed.
 
 EOF
 	awk -F'\t' -v sizes="${BENCH_SCALE_SIZES[*]}" '
 	function ms(v) { return v == "" ? "-" : sprintf("%.2f", v) }
+	function ratio(a, b) { return (b > 0 && a != "") ? a / b : -1 }
+	function x(v) { return v < 0 ? "-" : sprintf("%.2f ×", v) }
+	function met(ok, v) { return v < 0 ? "not measured" : ok ? "met" : "**not met**" }
+	function f(k) { return (k in F) ? F[k] : "-" }
 	FILENAME ~ /facts/ { F[$1, $2] = $3; next }
 	{ k = $2 "\t" $3; if (!(k in seen)) { seen[k] = 1; runs[++nr] = k }
-	  R[$1, k] = $6; P50[$1, k] = $7; P99[$1, k] = $8; U[$1, k] = $11; DB[$1, k] = $15 }
+	  R[$1, $3] = $6; P50[$1, $3] = $7; P99[$1, $3] = $8; U[$1, $3] = $11; DB[$1, $3] = $15; O[$1, $3] = $19
+	  RK[$1, k] = $3 }
 	END {
 		ns = split(sizes, S, " ")
-		printf "## Runs\n\n| run | N | req/s | p50 ms | p99 ms | unexpected | MariaDB µs/req |\n|---|--:|--:|--:|--:|--:|--:|\n"
+		printf "## Runs\n\n| run | N | req/s | p50 ms | p99 ms | unexpected | MariaDB µs/req | redo B/req | binlog B/req | other CPU %% |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 		for (i = 1; i <= nr; i++) {
-			split(runs[i], kt, "\t")
+			split(runs[i], kt, "\t"); t = kt[2]
 			for (j = 1; j <= ns; j++) {
 				n = S[j]
-				if (!((n, runs[i]) in R)) continue
-				printf "| %s | %s | %.0f | %s | %s | %s | %s |\n", kt[2], n,
-				    R[n, runs[i]], ms(P50[n, runs[i]]), ms(P99[n, runs[i]]), U[n, runs[i]], DB[n, runs[i]]
+				if (!((n, t) in R)) continue
+				printf "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", t, n,
+				    R[n, t], ms(P50[n, t]), ms(P99[n, t]), U[n, t], DB[n, t],
+				    f(n SUBSEP "redo:" t), f(n SUBSEP "binlog:" t), O[n, t]
 			}
+		}
+		printf "\n## The expiry job beside the creates\n\n"
+		printf "create-expire against create at the same N. Rows due: what expire --dry-run counted just before (to expire; tombstones to purge). Ran: from its start to its end, or to the end of the creates (stopped); in batches: the sum of its batches. Rows a second: of each phase, over its batches (back to back, no pause between them). A batch is one transaction (statement and COMMIT): its time bounds how long it held its row locks.\n\n"
+		printf "| N | rows due | ran s | in batches s | expired | purged | expired/s | purged/s | batches | batch ms p50 / p99 / max | create req/s without / with | p99 ms without / with |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+		for (j = 1; j <= ns; j++) {
+			n = S[j]; s = F[n, "expire:secs"]
+			if (s == "") continue
+			printf "| %s | %d; %d | %.1f%s | %.1f | %d | %d | %.0f | %.0f | %d | %s / %s / %s | %.0f / %.0f | %s / %s |\n", n,
+			    F[n, "expire:due"], F[n, "expire:purgeable"], s, F[n, "expire:stopped"] ? " (stopped)" : "",
+			    F[n, "expire:busy_s"], F[n, "expire:expired"], F[n, "expire:purged"],
+			    F[n, "expire:expired_ps"], F[n, "expire:purged_ps"], F[n, "expire:batches"],
+			    f(n SUBSEP "expire:ms_p50"), f(n SUBSEP "expire:ms_p99"), f(n SUBSEP "expire:ms_max"),
+			    R[n, "create"], R[n, "create-expire"], ms(P99[n, "create"]), ms(P99[n, "create-expire"])
 		}
 		printf "\n## The filled database\n\n| N | fill s | ledger | orders | cancelled | items | principals | due to expire | tombstones | buffer pool MiB | audit |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n"
 		for (j = 1; j <= ns; j++) {
@@ -370,5 +516,67 @@ EOF
 			}
 			printf "| %s | **all three** | | | | %s |\n", n, (o > 0 ? sprintf("**%.0f**", tot / o) : "-")
 		}
+		# The targets (issue: performance as the ledger grows): the
+		# largest N against the smallest, ratios within this run.
+		L = S[ns]; Z = S[1]
+		printf "\n## Targets (N = %s against N = %s)\n\n| target | measured | |\n|---|--:|---|\n", L, Z
+		v = ratio(R[L, "create"], R[Z, "create"])
+		printf "| creates at N = %s ≥ 0.8 × at N = %s | %s (%.0f / %.0f req/s) | %s |\n", L, Z, x(v), R[L, "create"], R[Z, "create"], met(v >= 0.8, v)
+		v = ratio(P99[L, "create"], P99[Z, "create"])
+		printf "| create p99 at N = %s ≤ 2 × at N = %s | %s (%s / %s ms) | %s |\n", L, Z, x(v), ms(P99[L, "create"]), ms(P99[Z, "create"]), met(v <= 2 && v >= 0, v)
+		v = ratio(R[L, "create-expire"], R[L, "create"])
+		printf "| expiry beside creates costs ≤ 15 %% of their rate (N = %s) | %s | %s |\n", L, v < 0 ? "-" : sprintf("%.0f %% (%.0f / %.0f req/s)", 100 * (1 - v), R[L, "create-expire"], R[L, "create"]), met(v >= 0.85, v)
+		v = ratio(P99[L, "create-expire"], P99[L, "create"])
+		printf "| create p99 with expiry ≤ 2 × without (N = %s) | %s (%s / %s ms) | %s |\n", L, x(v), ms(P99[L, "create-expire"]), ms(P99[L, "create"]), met(v <= 2 && v >= 0, v)
+		s = F[L, "expire:secs"]; ce = R[L, "create-expire"]
+		if (s > 0 && ce > 0) {
+			e = F[L, "expire:expired_ps"]; p = F[L, "expire:purged_ps"]; pn = L
+			# The purge comes after the backlog of expiries: when the
+			# run ended first, its rate at the largest N that reached it.
+			for (j = ns; p == 0 && j >= 1; j--)
+				if (F[S[j], "expire:purged_ps"] > 0) { pn = S[j]; p = F[pn, "expire:purged_ps"]; pc = R[pn, "create-expire"] }
+			if (pn == L) pc = ce
+			printf "| expiry keeps up: expires and purges ≥ the ledger rows creates write (N = %s, creates beside it %.0f/s, 1 ledger row each) | expired %.0f/s (%s)%s | %s |\n",
+			    L, ce, e, x(e / ce),
+			    (p > 0 ? sprintf(", purged %.0f/s (%s%s)", p, x(p / pc), pn == L ? "" : sprintf(" at N = %s, not reached at N = %s", pn, L)) : ", purge not reached"),
+			    (p > 0 ? met(e >= ce && p >= pc, 1) : met(e >= ce, 1) " (expiry; purge not measured)")
+		} else
+			printf "| expiry keeps up (N = %s) | - | not measured |\n", L
+		v = ratio(DB[L, "create"], DB[Z, "create"])
+		printf "| mariadbd per create at N = %s ≤ 1.2 × at N = %s | %s (%s / %s µs) | %s |\n", L, Z, x(v), DB[L, "create"], DB[Z, "create"], met(v <= 1.2 && v >= 0, v)
+		for (j = 1; j <= ns; j++) {
+			n = S[j]
+			v = ratio(DB[n, "create"], DB[n, "D"])
+			printf "| mariadbd per create ≤ 0.75 × D naive (N = %s) | %s (%s / %s µs) | %s |\n", n, x(v), DB[n, "create"], DB[n, "D"], met(v <= 0.75 && v >= 0, v)
+		}
+		for (j = 1; j <= ns; j++) {
+			n = S[j]
+			v = ratio(F[n, "redo:create"], F[n, "redo:D"])
+			printf "| redo bytes per create ≤ D naive (N = %s) | %s (%s / %s B) | %s |\n", n, x(v), f(n SUBSEP "redo:create"), f(n SUBSEP "redo:D"), met(v <= 1 && v >= 0, v)
+		}
 	}' "$SCALE_FACTS" "$SCALE_TSV"
+}
+
+# scale_chart PNG: req/s and p99 against N (bench/plot-scale.gp).
+scale_chart() {
+	local dat=$BENCH_LOG/scale-chart.dat
+	awk -F'\t' -v sizes="${BENCH_SCALE_SIZES[*]}" '
+	$2 == "app" { R[$1, $3] = $6; P[$1, $3] = $8 }
+	END {
+		ns = split(sizes, S, " ")
+		nt = split("create replay get conflict create-expire", T, " ")
+		printf "#N_millions"
+		for (t = 1; t <= nt; t++) printf " rps-%s", T[t]
+		for (t = 1; t <= nt; t++) printf " p99-%s", T[t]
+		printf "\n"
+		for (j = 1; j <= ns; j++) {
+			n = S[j]; printf "%g", n / 1e6
+			for (t = 1; t <= nt; t++) printf " %s", ((n, T[t]) in R) ? R[n, T[t]] : "?"
+			for (t = 1; t <= nt; t++) printf " %s", ((n, T[t]) in P) ? P[n, T[t]] : "?"
+			printf "\n"
+		}
+	}' "$SCALE_TSV" >"$dat"
+	gnuplot -e "datafile='$dat'; outfile='$1.tmp'; subtitle='$(date -u '+%Y-%m-%d'), $(nproc) cores, buffer pool $((BENCH_SCALE_POOL / 1048576)) MiB, c$BENCH_HOT_C through lighttpd, ${BENCH_SECONDS} s a run'" \
+	    "$REPO/bench/plot-scale.gp" >"$BENCH_LOG/gnuplot.out" 2>&1 &&
+	    mv -f "$1.tmp" "$1"
 }

@@ -392,6 +392,7 @@ bench_stack_up() {
 	cat >"$VAR/idemorders.local.conf" <<EOF
 # Written by $PROG bench (bench/bench.sh) at every run.
 log_level = warning
+${BENCH_CONF_EXTRA:-}
 EOF
 	# {SHA} (one SHA-1) instead of bcrypt: lighttpd (auth.cache) and
 	# Apache (no cache) then spend about nothing on the password, so

@@ -6,7 +6,7 @@
  * stays bounded on tables of any size.  Every query is one scan of one
  * table joined by primary or unique key lookups, never a temporary table
  * the size of a table (hence LEFT JOIN ... IS NULL, not NOT EXISTS, which
- * MariaDB may materialize).
+ * MariaDB may materialize; restock_mismatch's is one row a SKU).
  *
  * The session is READ COMMITTED: each check sees one consistent snapshot
  * of committed rows, in which an order, its items, its stock change and
@@ -64,10 +64,17 @@ struct audit_check {
 /* Byte-exact equality of two string columns, whatever their collation. */
 #define SAME(a, b)	"CAST(" a " AS BINARY) = CAST(" b " AS BINARY)"
 
-/* The quantity of stock row s in cancelled orders (an index lookup). */
-#define CANCELLED_QTY	"(SELECT IFNULL(SUM(i.qty), 0) FROM order_items i " \
-	"JOIN orders o ON o.id = i.order_id WHERE i.sku = s.sku " \
-	"AND o.status = 'CANCELLED')"
+/*
+ * The quantity of each SKU in cancelled orders: one scan of orders in
+ * primary key order, the items of each cancelled one by their primary
+ * key (order_id, sku), summed by SKU (a temporary table of one row a
+ * SKU).  STRAIGHT_JOIN keeps that order: from the items' SKU index, the
+ * sum would look up the order of every item ever sold, one random read
+ * each once orders outgrow the buffer pool.
+ */
+#define CANCELLED_QTY	"(SELECT i.sku, SUM(i.qty) AS qty FROM orders o " \
+	"STRAIGHT_JOIN order_items i ON i.order_id = o.id " \
+	"WHERE o.status = 'CANCELLED' GROUP BY i.sku)"
 
 static const struct audit_check checks[] = {
 	{ "order_without_ledger",
@@ -90,13 +97,21 @@ static const struct audit_check checks[] = {
 	{ "duplicate_order_key",
 	  "(principal, key) pairs with more than one order",
 	  AP_NONE,
-	  "SELECT CONCAT('o-', MIN(id)), CONCAT('principal=', "
-	  "MIN(principal_id), ' key=', MIN(idempotency_key), ' orders ', "
-	  "GROUP_CONCAT(CONCAT('o-', id) ORDER BY id SEPARATOR ',')) "
+	  /*
+	   * The groups from the columns of (principal, key) and the id
+	   * alone (the unique index covers them: no row read per order),
+	   * then created_at of the few duplicates' orders only.
+	   */
+	  "SELECT CONCAT('o-', d.mid), CONCAT('principal=', d.p, ' key=', "
+	  "d.k, ' orders ', d.ids) FROM (SELECT MIN(id) AS mid, "
+	  "MIN(principal_id) AS p, MIN(idempotency_key) AS k, "
+	  "GROUP_CONCAT(CONCAT('o-', id) ORDER BY id SEPARATOR ',') AS ids "
 	  "FROM orders GROUP BY principal_id, idempotency_key "
 	  "HAVING COUNT(*) > COUNT(DISTINCT CAST(principal_id AS BINARY), "
-	  "CAST(idempotency_key AS BINARY)) "
-	  "AND MAX(created_at) >= FROM_UNIXTIME(@S)" },
+	  "CAST(idempotency_key AS BINARY))) d "
+	  "WHERE EXISTS (SELECT 1 FROM orders o WHERE o.principal_id = d.p "
+	  "AND o.idempotency_key = d.k "
+	  "AND o.created_at >= FROM_UNIXTIME(@S))" },
 	{ "succeeded_without_order",
 	  "SUCCEEDED ledger rows (or tombstones naming an order) whose "
 	  "resource_id is not an order of the same principal and key",
@@ -155,7 +170,8 @@ static const struct audit_check checks[] = {
 	  "items in cancelled orders (a cancel restocked twice, or not at all)",
 	  AP_NONE,
 	  "SELECT s.sku, CONCAT('restocked=', s.restocked, ' cancelled=', "
-	  CANCELLED_QTY ") FROM stock s WHERE s.restocked <> " CANCELLED_QTY },
+	  "IFNULL(c.qty, 0)) FROM stock s LEFT JOIN " CANCELLED_QTY " c "
+	  "ON c.sku = s.sku WHERE s.restocked <> IFNULL(c.qty, 0)" },
 	{ "order_without_items",
 	  "orders with no order_items row",
 	  AP_NONE,
@@ -281,6 +297,13 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 		    "%s: query too long", c->name);
 		return -1;
 	}
+	/*
+	 * No deadline is set, so this lifts the read and write bounds
+	 * db_connect() left on the connection (db_connect_timeout): a check
+	 * may scan for minutes before its first row.
+	 */
+	if (db_arm(db) != DB_OK)
+		return -1;
 	if (mysql_real_query(db->my, sql, (unsigned long)n) != 0) {
 		conn_fail(db);
 		goto out;
@@ -431,7 +454,10 @@ audit_run(const struct conf *conf, int json, long long since, FILE *fp)
 	if (purge_age < 0)
 		purge_age = 0;
 
-	/* No deadline: a scan may run long before its first row. */
+	/*
+	 * No deadline: a scan may run long before its first row
+	 * (db_connect_timeout bounds the connect only; run_check()).
+	 */
 	db_init(&db, conf);
 	if (db_connect(&db) != DB_OK) {
 		fprintf(stderr, "idemorders audit: cannot connect to the "

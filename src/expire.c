@@ -23,6 +23,7 @@
 #include "db.h"
 #include "expire.h"
 #include "log.h"
+#include "mono.h"
 
 /*
  * Both jobs walk one index, idem_jobs (tombstone_at, live_expires_at),
@@ -105,10 +106,11 @@ batches(struct db *db, const char *sql, size_t len, long long *params,
     int np, long batch, long long *total, long *nbatches)
 {
 	struct timespec	 pause;
-	long long	 rows;
+	long long	 rows, t0;
 	int		 rc, tries = 0;
 
 	do {
+		t0 = mono_ms();
 		rc = db_ensure(db);
 		if (rc == DB_OK)
 			rc = run(db, sql, len, params, np, 0, &rows);
@@ -132,6 +134,9 @@ batches(struct db *db, const char *sql, size_t len, long long *params,
 			return rc;
 		}
 		tries = 0;
+		/* Each batch's time, its locks' upper bound (log_level = debug). */
+		log_debug("expire: batch of %lld %s in %lld ms", rows,
+		    sql == q_purge ? "purged" : "expired", mono_ms() - t0);
 		*total += rows;
 		if (rows > 0)
 			(*nbatches)++;

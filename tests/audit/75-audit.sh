@@ -250,7 +250,14 @@ expect_status 200 "alice cancels $c"
 expect_clean "a cancelled order"
 psql "UPDATE stock SET restocked = restocked + 2 WHERE sku = 'T75-A'"
 expect_breach "T75-A restocked twice" restock_mismatch T75-A only
-psql "UPDATE stock SET restocked = restocked - 2 WHERE sku = 'T75-A'"
+psql "UPDATE stock SET restocked = restocked - 4 WHERE sku = 'T75-A'"
+expect_breach "T75-A not restocked" restock_mismatch T75-A only
+psql "UPDATE stock SET restocked = restocked + 2
+    WHERE sku = 'T75-B'"
+expect_breach "T75-B restocked without a cancel" restock_mismatch T75-B
+psql "UPDATE stock SET restocked = restocked - 2
+    WHERE sku = 'T75-B'"
+psql "UPDATE stock SET restocked = restocked + 2 WHERE sku = 'T75-A'"
 expect_clean "T75-A restocked once again"
 cl=ledger-$(lid alice t75-cancel)
 psql "CREATE TABLE saved AS SELECT id, $LEDGER_COLS FROM idempotency_records
@@ -324,6 +331,33 @@ odd=ledger-$(lid alice t75-odd)
 expect_breach "ledger row with status DONE" unknown_status "$odd" only
 psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-odd'"
 expect_clean "that row deleted"
+
+# --- a check that waits longer than db_connect_timeout -----------------------
+# The checks have no read deadline (a scan of a large ledger may run for
+# minutes before its first row): db_connect_timeout bounds the connect
+# only.  Another session holds the orders table locked for 4 s; the first
+# check waits for it, well past db_connect_timeout = 1s, and finishes.
+sed 's/^db_connect_timeout = .*//' "$CONF" >"$priv/slow.conf"
+echo "db_connect_timeout = 1s" >>"$priv/slow.conf"
+"$DEV" sql "USE $PDB; LOCK TABLES orders WRITE; SELECT SLEEP(4); UNLOCK TABLES" \
+    >/dev/null 2>&1 &
+locker=$!
+for ((i = 0; i < 50; i++)); do
+	[[ $("$DEV" sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'SELECT SLEEP(4)%'" 2>/dev/null | tail -n 1) == 1 ]] && break
+	sleep 0.1
+done
+t0=$(date +%s%N)
+"$IDEMORDERS_BIN" audit -c "$priv/slow.conf" >"$T_TMP/slow.out" 2>"$T_TMP/slow.err"
+rc=$?
+waited=$((($(date +%s%N) - t0) / 1000000))
+wait "$locker"
+if [[ $rc == 0 && $waited -ge 2000 ]] && grep -q '^audit: clean' "$T_TMP/slow.out"; then
+	ok "audit waited ${waited} ms on a locked table with db_connect_timeout = 1s and ran clean"
+else
+	fail "audit with a check longer than db_connect_timeout" \
+	    "exit $rc after ${waited} ms: $(tail -n 2 "$T_TMP/slow.err" "$T_TMP/slow.out" | tr '\n' ' ')"
+fi
 
 # --- exit 2 on errors --------------------------------------------------------
 sed 's/^db_name = .*/db_name = idemorders_t75_none/' "$CONF" >"$priv/nodb.conf"

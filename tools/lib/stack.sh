@@ -47,6 +47,8 @@ innodb_buffer_pool_size = 256M
 character-set-server = utf8mb4
 skip-name-resolve
 EOF
+	# Lines a caller adds (bench --scale: the binary log).
+	[[ -z ${DB_CNF_EXTRA:-} ]] || printf '%s\n' "$DB_CNF_EXTRA" >>"$MY_CNF.tmp"
 	mv -f "$MY_CNF.tmp" "$MY_CNF"
 }
 
