@@ -8,9 +8,9 @@
  *		stock update, ledger update, commit (the reference)
  *	batched	two round trips, as the service sends them: the fresh ledger
  *		read and its guard + ledger insert + savepoint + stock read
- *		(no lock); then the stock decrease (the lock) + ledger
- *		update + order + items + COMMIT (hex literals, each check
- *		carried by the next statement)
+ *		(no lock); then the guarded stock
+ *		decrease (the lock) + order + items + ledger update + COMMIT
+ *		(hex literals, guards)
  *	proc	one prepared CALL of a stored procedure doing all of it
  *		(created by dbtx in the database; needs CREATE ROUTINE)
  *
@@ -312,9 +312,9 @@ batched_tx(struct db *db, const struct ledger_scope *scope,
 	response_json(resp, 201, body201, sizeof(body201) - 1);
 	db_batch_reset(b);
 	if (store_batch_take(b, in, rows) == -1 ||
-	    ledger_batch_finish(b, id, LEDGER_SUCCEEDED, resp, oid, 1) == -1 ||
 	    store_batch_order(b, id, scope->principal, scope->key, in,
-	    time(NULL), 1) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
+	    time(NULL)) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
+	    ledger_batch_finish(b, id, LEDGER_SUCCEEDED, resp, oid) == -1 ||
 	    db_batch_commit(b) == -1)
 		return DB_ERROR;
 	return db_batch_run(db, b);

@@ -101,27 +101,7 @@ db_batch_guard_found(struct db_batch *b, long long rows)
 	    "18446744073709551615 + (FOUND_ROWS() <> %lld)", rows);
 }
 
-/*
- * Append to the statement being written a number term that is 0 when
- * the statement before it changed exactly rows rows, and otherwise
- * fails that statement as db_batch_guard() fails (1690, before it
- * writes anything: the values are computed before the row is written or
- * changed), so that the statements after it, the COMMIT among them, do
- * not run.  The guard folded into the next statement: one statement
- * less for the server to parse, run and answer.  ROW_COUNT() there is
- * still that of the statement before.
- */
-int
-db_batch_check(struct db_batch *b, long long rows)
-{
-	return buf_printf(&b->sql, "0 * (18446744073709551615 + "
-	    "(ROW_COUNT() <> %lld))", rows) == BUF_OK ? 0 : -1;
-}
-
-/*
- * Whether the batch just run failed at statement i as a guard refusing
- * (db_batch_guard(), or a statement carrying db_batch_check()).
- */
+/* Whether the batch just run failed at statement i as a guard refusing. */
 int
 db_batch_refused(const struct db *db, const struct db_batch *b, int i)
 {

@@ -6,11 +6,9 @@
  * and stops at the first that fails; db_batch_run() reads and checks
  * every result.  A statement that must change an exact number of rows
  * before a COMMIT in the same batch is followed by db_batch_guard(),
- * which fails on the server otherwise, so the COMMIT never runs, or the
- * next statement carries that check itself (db_batch_check(): one
- * statement less to parse and run); a read that must find no row before
- * a write is followed by db_batch_guard_found(), so that the write never
- * runs when it did.
+ * which fails on the server otherwise, so the COMMIT never runs; a read
+ * that must find no row before a write is followed by
+ * db_batch_guard_found(), so that the write never runs when it did.
  */
 #ifndef IDEMORDERS_DB_BATCH_H
 #define IDEMORDERS_DB_BATCH_H
@@ -46,7 +44,6 @@ int	db_batch_add(struct db_batch *, long long, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	db_batch_guard(struct db_batch *, long long);
 int	db_batch_guard_found(struct db_batch *, long long);
-int	db_batch_check(struct db_batch *, long long);
 int	db_batch_refused(const struct db *, const struct db_batch *, int);
 int	db_batch_commit(struct db_batch *);
 int	db_batch_savepoint(struct db_batch *);

@@ -600,8 +600,6 @@ engine_split_at(struct engine *c, enum fault_point pt, const char *name,
 		return ENGINE_NEXT;
 	if (pt == FP_BEFORE_COMMIT)
 		c->commit_fault = 1;
-	if (c->batch.n == 0)	/* all sent at the point before: just act */
-		return engine_fault_at(c, pt, name, resp);
 	a = engine_run_part(c, *dup_stmt, pt, name, resp);
 	*dup_stmt = -1;
 	return a;

@@ -338,22 +338,17 @@ ledger_record_from_result(MYSQL_RES *res, struct ledger_record *rec)
 /*
  * Add the update of the caller's PROCESSING row (by its id, which the
  * claim in this transaction returned) to its final state with the exact
- * response.  Exactly one row must change: with prev_rows < 0 a guard
- * follows it; otherwise the update carries the check that the statement
- * before it changed prev_rows rows (db_batch_check), and the caller's
- * next statement must carry the check of this one.
+ * response, and a guard: exactly one row changes, or the batch stops
+ * there.
  */
 int
 ledger_batch_finish(struct db_batch *b, unsigned long long id,
     enum ledger_status state, const struct response *resp,
-    const char *resource_id, long long prev_rows)
+    const char *resource_id)
 {
 	if (db_batch_add(b, 1, "UPDATE idempotency_records SET status = '%s', "
-	    "response_status = %d", ledger_status_name(state),
-	    resp->status) == -1 ||
-	    (prev_rows >= 0 && (buf_adds(&b->sql, " + ") != BUF_OK ||
-	    db_batch_check(b, prev_rows) == -1)) ||
-	    buf_adds(&b->sql, ", response_headers = ") != BUF_OK ||
+	    "response_status = %d, response_headers = ",
+	    ledger_status_name(state), resp->status) == -1 ||
 	    db_batch_hex(b, resp->headers.p ? resp->headers.p : "",
 	    resp->headers.len) == -1 ||
 	    buf_adds(&b->sql, ", response_body = ") != BUF_OK ||
@@ -369,5 +364,5 @@ ledger_batch_finish(struct db_batch *b, unsigned long long id,
 	if (buf_printf(&b->sql, ", updated_at = UTC_TIMESTAMP(6) WHERE "
 	    "id = %llu AND status = 'PROCESSING'", id) != BUF_OK)
 		return -1;
-	return prev_rows >= 0 ? 0 : db_batch_guard(b, 1);
+	return db_batch_guard(b, 1);
 }

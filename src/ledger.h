@@ -57,8 +57,7 @@ int	ledger_record_from_result(MYSQL_RES *, struct ledger_record *);
 int	ledger_batch_insert(struct db_batch *, const struct ledger_scope *,
 	    const char *, long);
 int	ledger_batch_finish(struct db_batch *, unsigned long long,
-	    enum ledger_status, const struct response *, const char *,
-	    long long);
+	    enum ledger_status, const struct response *, const char *);
 int	ledger_terminal(enum ledger_status);
 void	ledger_record_init(struct ledger_record *);
 void	ledger_record_clear(struct ledger_record *);

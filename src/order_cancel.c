@@ -123,7 +123,7 @@ cancel_work(struct engine *e, struct response *resp)
 	if (a != ENGINE_NEXT)
 		return a;
 	if (ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
-	    s->view.id, -1) == -1)
+	    s->view.id) == -1)
 		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &none, resp);
 	if (a != ENGINE_NEXT)

@@ -5,12 +5,10 @@
  *				rows, read without a lock
  *	create_work()		rules_judge() on them (rules.c), then
  *	  step_finish()		round trip 2: the stock decrease, which locks
- *				the rows in SKU order; the ledger row
- *				SUCCEEDED with the exact response, which
- *				stops the batch unless every stock row still
- *				held what was judged; the order, which stops
- *				it unless the ledger row changed; its items;
- *				COMMIT
+ *				the rows in SKU order, guarded to stop the
+ *				batch unless every row still holds what was
+ *				judged; the order, its items, the ledger row
+ *				SUCCEEDED with the exact response, COMMIT
  *	  step_lock()		only when a rule failed on the unlocked rows,
  *				or the guard refused: SELECT ... FOR UPDATE
  *				and judge again on the locked rows, then
@@ -181,16 +179,13 @@ out:
 
 /*
  * 4., 5. and 6. in one round trip once every rule passed: the stock
- * decrease, which locks the rows; the ledger row SUCCEEDED with the
- * exact response that will be replayed, which stops the batch unless
- * the decrease changed every row, i.e. unless they still hold what was
- * judged (ENGINE_STALE); the order (its id allocated with the claim),
- * which stops it unless the ledger row changed; its items, and COMMIT.
- * Each check rides in the next statement (db_batch_check), not in a
- * statement of its own.  The server stops the batch at the first
- * failure, so the COMMIT runs only after every statement did what it
- * must; inside the transaction the order of the writes is invisible.
- * A fault planned at a point inside it splits the batch there.
+ * decrease, which locks the rows and stops the batch unless they still
+ * hold what was judged (ENGINE_STALE), the order (its id allocated with
+ * the claim), its items, the ledger row SUCCEEDED with the exact
+ * response that will be replayed, and COMMIT.  The server stops the
+ * batch at the first failure, so the COMMIT runs only after every
+ * statement did what it must.  A fault planned at a point inside it
+ * splits the batch there.
  */
 static enum engine_step
 step_finish(struct engine *e, struct response *resp)
@@ -208,13 +203,11 @@ step_finish(struct engine *e, struct response *resp)
 	order_id_format(order_id, sizeof(order_id), e->id);
 	db_batch_reset(b);
 	e->take = b->n;
-	if (store_batch_take(b, req->in, s->rows) == -1 ||
-	    ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp, order_id,
-	    (long long)req->in->nitems) == -1)
+	if (store_batch_take(b, req->in, s->rows) == -1)
 		return engine_too_big(e, resp);
 	order_stmt = b->n;
 	if (store_batch_order(b, e->id, req->principal, req->key, req->in,
-	    s->created, 1) == -1)
+	    s->created) == -1)
 		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_AFTER_ORDER_INSERT, "after_order_insert",
 	    &order_stmt, resp);
@@ -226,6 +219,9 @@ step_finish(struct engine *e, struct response *resp)
 	    &order_stmt, resp);
 	if (a != ENGINE_NEXT)
 		return a;
+	if (ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
+	    order_id) == -1)
+		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &order_stmt,
 	    resp);
 	if (a != ENGINE_NEXT)

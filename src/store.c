@@ -227,23 +227,17 @@ store_read_stock(MYSQL_RES *res, const struct order_input *in,
 	}
 }
 
-/*
- * Add the order row, with the id the caller allocated; it carries the
- * check that the statement before it changed prev_rows rows
- * (db_batch_check).
- */
+/* Add the order row, with the id the caller allocated. */
 int
 store_batch_order(struct db_batch *b, unsigned long long id,
     const char *principal, const char *key, const struct order_input *in,
-    time_t created, long long prev_rows)
+    time_t created)
 {
 	const char	*ship = shipping_name(in->shipping);
 
 	if (db_batch_add(b, 1, "INSERT INTO orders (id, principal_id, "
 	    "idempotency_key, currency, amount, shipping, note, status, "
-	    "created_at) VALUES (%llu + ", id) == -1 ||
-	    db_batch_check(b, prev_rows) == -1 ||
-	    buf_adds(&b->sql, ", ") != BUF_OK ||
+	    "created_at) VALUES (%llu, ", id) == -1 ||
 	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
 	    buf_adds(&b->sql, ", ") != BUF_OK ||
 	    db_batch_hex(b, key, strlen(key)) == -1 ||
@@ -259,12 +253,11 @@ store_batch_order(struct db_batch *b, unsigned long long id,
 }
 
 /*
- * Add the stock decrease of every item, taking each row's lock.  The
- * caller's next statement must carry the check (db_batch_check) that
- * stops the batch unless it changed in->nitems rows: unless every row
- * still holds what the rules were judged on, the same currency and unit
- * price, and at least the quantity available.  The rows are locked in
- * SKU order (the primary key's), as SELECT ... FOR UPDATE locks them.
+ * Add the stock decrease of every item, taking each row's lock, and a
+ * guard that stops the batch unless every row still holds what the
+ * rules were judged on: the same currency and unit price, and at least
+ * the quantity available.  The rows are locked in SKU order (the
+ * primary key's), as SELECT ... FOR UPDATE locks them.
  */
 int
 store_batch_take(struct db_batch *b, const struct order_input *in,
@@ -283,7 +276,7 @@ store_batch_take(struct db_batch *b, const struct order_input *in,
 		    rows[0].unit_price) != BUF_OK ||
 		    db_batch_hex(b, in->currency, 3) == -1)
 			return -1;
-		return 0;
+		return db_batch_guard(b, 1);
 	}
 	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock SET "
 	    "available = available - CASE sku") == -1)
@@ -307,7 +300,9 @@ store_batch_take(struct db_batch *b, const struct order_input *in,
 		    buf_printf(&b->sql, " THEN available >= %d AND unit_price "
 		    "= %lld", in->items[i].qty, rows[i].unit_price) != BUF_OK)
 			return -1;
-	return buf_adds(&b->sql, " END") == BUF_OK ? 0 : -1;
+	if (buf_adds(&b->sql, " END") != BUF_OK)
+		return -1;
+	return db_batch_guard(b, (long long)in->nitems);
 }
 
 /* Add the order's items at the prices judged. */

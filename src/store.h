@@ -31,7 +31,7 @@ void	store_read_stock(MYSQL_RES *, const struct order_input *,
 int	store_batch_take(struct db_batch *, const struct order_input *,
 	    const struct stock_row *);
 int	store_batch_order(struct db_batch *, unsigned long long, const char *,
-	    const char *, const struct order_input *, time_t, long long);
+	    const char *, const struct order_input *, time_t);
 int	store_batch_lines(struct db_batch *, unsigned long long,
 	    const struct order_input *, const struct stock_row *);
 int	store_touch_stock(struct db *, const struct order_input *,

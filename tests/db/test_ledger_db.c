@@ -326,58 +326,6 @@ test_batch_guard(void)
 	db_disconnect(&a);
 }
 
-/*
- * A check carried by the next statement (db_batch_check) stops the batch
- * there, before that statement writes anything and before the COMMIT,
- * unless the statement before changed the rows it must; it is taken as
- * a guard refusing.
- */
-static void
-test_batch_check(void)
-{
-	struct db	 a;
-	struct db_batch	 b;
-
-	db_init(&a, &dbtest_conf);
-	db_batch_init(&b);
-	CU_ASSERT_FATAL(db_connect(&a) == DB_OK);
-	CU_ASSERT_FATAL(dbtest_exec(&a, "CREATE TEMPORARY TABLE check_t "
-	    "(n BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB") == DB_OK);
-	CU_ASSERT_FATAL(dbtest_exec(&a, "INSERT INTO check_t VALUES (1), (2)")
-	    == DB_OK);
-	CU_ASSERT_FATAL(db_commit(&a) == DB_OK);
-
-	/* The UPDATE changes no row: the INSERT carrying the check fails. */
-	CU_ASSERT(db_batch_add(&b, DB_ROWS_ANY, "UPDATE check_t SET n = n + 10 "
-	    "WHERE n = 99") == 0);
-	CU_ASSERT(db_batch_add(&b, 1, "INSERT INTO check_t VALUES (3 + ") == 0);
-	CU_ASSERT(db_batch_check(&b, 1) == 0);
-	CU_ASSERT(buf_adds(&b.sql, ")") == BUF_OK);
-	CU_ASSERT(db_batch_commit(&b) == 0);
-	CU_ASSERT_EQUAL(db_batch_run(&a, &b), DB_ERROR);
-	CU_ASSERT_EQUAL(b.done, 1);
-	CU_ASSERT(db_batch_refused(&a, &b, 1));
-	db_rollback(&a);
-	CU_ASSERT_EQUAL(dbtest_scalar(&a, "SELECT COUNT(*) FROM check_t"), 2);
-
-	/* Two rows changed as expected: the INSERT and the COMMIT run. */
-	db_batch_reset(&b);
-	CU_ASSERT(db_batch_add(&b, DB_ROWS_ANY, "UPDATE check_t SET n = n + 10 "
-	    "WHERE n >= 1") == 0);
-	CU_ASSERT(db_batch_add(&b, 1, "INSERT INTO check_t VALUES (3 + ") == 0);
-	CU_ASSERT(db_batch_check(&b, 2) == 0);
-	CU_ASSERT(buf_adds(&b.sql, ")") == BUF_OK);
-	CU_ASSERT(db_batch_commit(&b) == 0);
-	CU_ASSERT_EQUAL(db_batch_run(&a, &b), DB_OK);
-	CU_ASSERT_EQUAL(b.done, 3);
-	CU_ASSERT_EQUAL(dbtest_scalar(&a, "SELECT COUNT(*) FROM check_t "
-	    "WHERE n > 10"), 2);
-	CU_ASSERT_EQUAL(dbtest_scalar(&a, "SELECT COUNT(*) FROM check_t "
-	    "WHERE n = 3"), 1);
-	db_batch_clear(&b);
-	db_disconnect(&a);
-}
-
 static const struct unit_test tests[] = {
 	{ "waiter sees the commit", test_waiter_sees_commit },
 	{ "waiter wins after rollback", test_waiter_wins_after_rollback },
@@ -385,7 +333,6 @@ static const struct unit_test tests[] = {
 	{ "deadlock is transient", test_deadlock_is_transient },
 	{ "missing row and finish guard", test_read_missing_and_finish_guard },
 	{ "a batch guard stops the COMMIT", test_batch_guard },
-	{ "a check in the next statement stops the COMMIT", test_batch_check },
 	{ NULL, NULL }
 };
 
