@@ -2,7 +2,7 @@
 # `tools/dev bench --work 0,2000` runs end to end on its own stack
 # 'bench' (never the test stack) and reports, per create and per bare
 # transaction D, the server's counters: the statements and the rows a
-# create costs are exact (10 statements in its two round trips, 3 rows
+# create costs are exact (12 statements in its two round trips, 3 rows
 # written and 2 updated: the ledger row, the order, its one item, the
 # stock row), D naive's 8, and every size has its table.  No speed is
 # asserted.
@@ -52,7 +52,7 @@ for n in 0 "$N"; do
 	else
 		fail "N=$n transactions" "'$(row "$n" "transactions counted")'"
 	fi
-	for want in "Questions 10 8 10" "Handler_write 3 3 3" "Handler_update 2 2 2" \
+	for want in "Questions 12 8 12" "Handler_write 3 3 3" "Handler_update 2 2 2" \
 	    "Com_commit 1 1 1"; do
 		read -r name wc wd wb <<<"$want"
 		IFS='|' read -r _ _ c d b _ <<<"$(row "$n" "$name")"
