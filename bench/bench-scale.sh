@@ -306,6 +306,14 @@ scale_expire_run() {
 	match($0, /batch of [0-9]+ (expired|purged) in [0-9]+ ms/) {
 		split(substr($0, RSTART, RLENGTH), w, " ")
 		rows[w[4]] += w[3]; busy[w[4]] += w[6]; ms[++nb] = w[6]
+		# The time of the line (UTC, the end of the batch): the span of
+		# each phase, from the start of its first batch to the end of its last.
+		split(substr($1, 12, 12), hms, ":")
+		t = hms[1] * 3600 + hms[2] * 60 + hms[3]
+		if (t0 == "") t0 = t
+		if (t < t0) t += 86400
+		if (!(w[4] in first)) first[w[4]] = t - w[6] / 1000
+		last[w[4]] = t
 	}
 	END {
 		for (i = 2; i <= nb; i++) { v = ms[i]; for (j = i - 1; j >= 1 && ms[j] > v; j--) ms[j + 1] = ms[j]; ms[j + 1] = v }
@@ -314,9 +322,11 @@ scale_expire_run() {
 		printf "%s\texpire:due\t%s\n%s\texpire:purgeable\t%s\n", N, due, N, purgeable
 		printf "%s\texpire:expired\t%d\n%s\texpire:purged\t%d\n", N, rows["expired"], N, rows["purged"]
 		printf "%s\texpire:batches\t%d\n", N, nb
-		# Rows a second of each phase while it ran (batches back to back).
-		printf "%s\texpire:expired_ps\t%.0f\n", N, (busy["expired"] > 0 ? rows["expired"] * 1000 / busy["expired"] : 0)
-		printf "%s\texpire:purged_ps\t%.0f\n", N, (busy["purged"] > 0 ? rows["purged"] * 1000 / busy["purged"] : 0)
+		# Rows a second of each phase over its span, the pauses between
+		# its batches included.
+		for (k in first) span[k] = last[k] - first[k]
+		printf "%s\texpire:expired_ps\t%.0f\n", N, (span["expired"] > 0 ? rows["expired"] / span["expired"] : 0)
+		printf "%s\texpire:purged_ps\t%.0f\n", N, (span["purged"] > 0 ? rows["purged"] / span["purged"] : 0)
 		printf "%s\texpire:busy_s\t%.3f\n", N, (busy["expired"] + busy["purged"]) / 1000
 		if (nb > 0) printf "%s\texpire:ms_p50\t%s\n%s\texpire:ms_p99\t%s\n%s\texpire:ms_max\t%s\n",
 		    N, ms[int((nb - 1) * 0.5) + 1], N, ms[int((nb - 1) * 0.99) + 1], N, ms[nb]
@@ -484,7 +494,7 @@ EOF
 			}
 		}
 		printf "\n## The expiry job beside the creates\n\n"
-		printf "create-expire against create at the same N. Rows due: what expire --dry-run counted just before (to expire; tombstones to purge). Ran: from its start to its end, or to the end of the creates (stopped); in batches: the sum of its batches. Rows a second: of each phase, over its batches (back to back, no pause between them). A batch is one transaction (statement and COMMIT): its time bounds how long it held its row locks.\n\n"
+		printf "create-expire against create at the same N. Rows due: what expire --dry-run counted just before (to expire; tombstones to purge). Ran: from its start to its end, or to the end of the creates (stopped); in batches: the sum of its batches. Rows a second: of each phase, from the start of its first batch to the end of its last (the pause of the job after each full batch, expire_pause, included). A batch is one transaction (statement and COMMIT): its time bounds how long it held its row locks.\n\n"
 		printf "| N | rows due | ran s | in batches s | expired | purged | expired/s | purged/s | batches | batch ms p50 / p99 / max | create req/s without / with | p99 ms without / with |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 		for (j = 1; j <= ns; j++) {
 			n = S[j]; s = F[n, "expire:secs"]
