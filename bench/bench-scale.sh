@@ -339,23 +339,12 @@ scale_expire_run() {
 bench_scale_main() {
 	local n start load key path t0 audit_rc tsv md name c w png
 	start=$(date +%s)
-	trap bench_end EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	BENCH_LOG=$VAR/log/bench
-	rm -rf "$BENCH_LOG"
-	mkdir -p "$BENCH_LOG" "$BENCH_OUT"
-	BENCH_TSV=$BENCH_LOG/runs.tsv
+	bench_begin
 	SCALE_TSV=$BENCH_LOG/scale.tsv
 	SCALE_FACTS=$BENCH_LOG/facts.tsv
 	: >"$SCALE_TSV"
 	: >"$SCALE_FACTS"
-	# shellcheck disable=SC2034
-	BENCH_N=0
-	BENCH_RUN=$(date +%s)-$$
-	# shellcheck disable=SC2034
-	BENCH_AUTH=$(printf '%s:%s' "$BENCH_USER" "$BENCH_PASSWORD" | base64 -w0)
 	c=$BENCH_HOT_C
 	w=$((c < BENCH_WORKERS ? c : BENCH_WORKERS))
 	say "bench --scale: load average $load; sizes ${BENCH_SCALE_SIZES[*]}; ${BENCH_SECONDS}s a run; $BENCH_WORKERS workers"

@@ -133,14 +133,18 @@ expect_job() {
 
 ceil_div() { echo $((($1 + $2 - 1) / $2)); }
 
+# due_by_status: the due SUCCEEDED and FAILED_FINAL rows, "S F".
+due_by_status() {
+	sql "SELECT SUM(status = 'SUCCEEDED'), SUM(status = 'FAILED_FINAL')
+	    FROM idempotency_records WHERE expires_at <= UTC_TIMESTAMP(6)
+	    AND status IN ('SUCCEEDED', 'FAILED_FINAL')" | tr '\t' ' ' | sed 's/NULL/0/g'
+}
+
 # Batches the job needs for the due rows with batch size $1: it walks one
 # terminal status at a time, each in batches of at most $1 rows.
 due_batches() {
 	local s f
-	s=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'SUCCEEDED'
-	    AND expires_at <= UTC_TIMESTAMP(6)")
-	f=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'FAILED_FINAL'
-	    AND expires_at <= UTC_TIMESTAMP(6)")
+	read -r s f < <(due_by_status)
 	echo $(($(ceil_div "$s" "$1") + $(ceil_div "$f" "$1")))
 }
 
@@ -278,10 +282,7 @@ expect_count "--batch 3 expired all 6 rows" 6 "status = 'EXPIRED'" "${B2[@]}"
 # (each is followed by another batch, so by a pause).
 full_batches() {
 	local s f
-	s=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'SUCCEEDED'
-	    AND expires_at <= UTC_TIMESTAMP(6)")
-	f=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'FAILED_FINAL'
-	    AND expires_at <= UTC_TIMESTAMP(6)")
+	read -r s f < <(due_by_status)
 	echo $((s / $1 + f / $1 + $(purgeable_count) / $1))
 }
 
