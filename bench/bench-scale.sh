@@ -54,7 +54,8 @@
 # and p99 against N), DIR: var/bench/results, or --out DIR; the targets of
 # the largest N against the smallest (0) in a table.  Nothing asserts a
 # speed.  Knobs: BENCH_SECONDS, BENCH_SCALE_POOL, BENCH_SCALE_BATCH,
-# BENCH_WORKERS, BENCH_SCALE_BINLOG, BENCH_SCALE_TOMBSTONES.
+# BENCH_WORKERS, BENCH_SCALE_BINLOG, BENCH_SCALE_TOMBSTONES,
+# BENCH_SCALE_EXPIRE_PAUSE (the job's expire_pause; empty: its default).
 
 BENCH_SCALE_RETENTION=86400	# key_retention the bench stack runs with (24h)
 
@@ -94,6 +95,7 @@ run_bench_scale() {
 	BENCH_SCALE_BATCH=${BENCH_SCALE_BATCH:-100000}
 	BENCH_SCALE_BINLOG=${BENCH_SCALE_BINLOG:-1}
 	BENCH_SCALE_TOMBSTONES=${BENCH_SCALE_TOMBSTONES:-2d}
+	BENCH_SCALE_EXPIRE_PAUSE=${BENCH_SCALE_EXPIRE_PAUSE:-}
 	: "${BENCH_OUT:=$VAR/results}"
 	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
 	    die "BENCH_SECONDS must be a positive number of seconds"
@@ -286,6 +288,8 @@ scale_expire_run() {
 	{
 		cat "$CONF"
 		printf 'log = stderr\nlog_level = debug\n'
+		[[ -z $BENCH_SCALE_EXPIRE_PAUSE ]] ||
+		    printf 'expire_pause = %s\n' "$BENCH_SCALE_EXPIRE_PAUSE"
 	} >"$jconf"
 	"$BIN" check-config -c "$jconf" >"$log.check" 2>&1 ||
 	    { show_log "$log.check" 10; die "bench --scale: the expire job's config is refused"; }
@@ -449,7 +453,7 @@ $(bench_versions)
   history is another principal's); D: \`bench/dbtx\` naive and batched at
   the pool's size (c$((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS))); last, create-expire: create again with
   \`idemorders expire\` started beside it (\`tombstone_retention = $BENCH_SCALE_TOMBSTONES\` so
-  that it purges too, default \`expire_batch\`), stopped when the run ends.
+  that it purges too, default \`expire_batch\`, \`expire_pause = ${BENCH_SCALE_EXPIRE_PAUSE:-200ms (default)}\`), stopped when the run ends.
   MariaDB µs/req: mariadbd's CPU (\`/proc/<pid>/stat\`) per request (in
   create-expire, the job's share included); redo and binlog B/req:
   \`Innodb_os_log_written\` and \`Binlog_bytes_written\` per request
