@@ -21,8 +21,11 @@
 #         rejections (FAILED_FINAL, 409 OUT_OF_STOCK, no order) and 2
 #         cancels (cancel-order, SUCCEEDED, each cancelling the order of
 #         the id 50 before it: its status CANCELLED, cancel key and time);
-#       - keys are UUID-shaped (random order: what clients send), over
-#         N / 20 principals scale-NNNNNN (about 20 keys each);
+#       - keys are UUID-shaped (random order: what clients send); a
+#         third of the rows are the bench's own principal's (so that a
+#         random key it creates with lands in a random leaf of the unique
+#         indexes, as a key of one of many customers does), the rest over
+#         N / 20 principals scale-NNNNNN (about 13 keys each);
 #       - stock: available = 10^9 - sold + restocked, restocked = the
 #         items of cancelled orders (`idemorders audit` holds the fill
 #         to the same invariants as real traffic: it runs right after;
@@ -36,7 +39,8 @@
 #     source or an async-replicated host runs it: log_bin, binlog_format =
 #     ROW, sync_binlog = 1 (the fill itself is not logged: sql_log_bin = 0);
 #  4. through lighttpd at c16 (BENCH_HOT_C), BENCH_SECONDS (5) each:
-#     create (unique keys, random BENCH SKU), replay of one key, conflict
+#     create (unique keys counting up, random BENCH SKU), create-uuid
+#     (random UUID v4 keys), replay of one key, conflict
 #     (that key, another body: 409), GET of one order (bench/orders.lua),
 #     and the bare transaction at the pool's size (bench/dbtx naive and
 #     batched), with mariadbd's CPU, the redo (Innodb_os_log_written) and
@@ -138,8 +142,9 @@ scale_created() {	# S N: created_at
 scale_tomb() {	# S N: is the row an EXPIRED tombstone
 	printf '((%s - (%s)) >= 0.7 * %s)' "$2" "$1" "$2"
 }
-scale_principal() {	# S N
-	printf "CONCAT('scale-', LPAD(((%s) * 7919) MOD GREATEST(1, %s DIV 20), 6, '0'))" "$1" "$2"
+scale_principal() {	# S N: a third of the rows the bench's own principal's
+	printf "IF((%s) MOD 3 = 1, '%s', CONCAT('scale-', LPAD(((%s) * 7919) MOD GREATEST(1, %s DIV 20), 6, '0')))" \
+	    "$1" "$BENCH_USER" "$1" "$2"
 }
 scale_key() {	# S: UUID-shaped, random order
 	printf "INSERT(INSERT(INSERT(INSERT(MD5(CONCAT('scale-', %s)), 21, 0, '-'), 17, 0, '-'), 13, 0, '-'), 9, 0, '-')" "$1"
@@ -399,6 +404,7 @@ bench_scale_main() {
 
 		bench_warmup app 201
 		scale_run create bench_wrk app create lighttpd "$c" create 201
+		scale_run create-uuid bench_wrk app create-uuid lighttpd "$c" create-uuid 201
 		key=bench-$BENCH_RUN-replay-$n
 		path=$(bench_seed_order lighttpd "$key")
 		scale_run replay bench_wrk app replay lighttpd "$c" replay 201 "$key"
@@ -441,16 +447,20 @@ $(bench_versions)
   N ledger rows, per hundred 93 creates with their orders (one item, two
   for every fourth), 5 final rejections (FAILED_FINAL), 2 cancels; the
   newest 60 % live (within 24 h), 10 % due to expire (24-28 h old), the
-  oldest 30 % EXPIRED tombstones (28 h to 8 days old); UUID-shaped keys
+  oldest 30 % EXPIRED tombstones (28 h to 8 days old); UUID-shaped keys,
+  a third of them the bench principal's (\`$BENCH_USER\`), the rest
   over N/20 principals. \`idemorders audit\` runs on the filled database
   before the runs.
 - then \`innodb_buffer_pool_size\` = $((BENCH_SCALE_POOL / 1048576)) MiB, \`innodb_flush_log_at_trx_commit = 1\`,
   $binlog (the fill itself is not logged);
   $BENCH_WORKERS workers, \`log_level = warning\`.
 - load: \`wrk -t$BENCH_WRK_THREADS -c$BENCH_HOT_C\` through lighttpd with \`bench/orders.lua\`, ${BENCH_SECONDS} s a run:
-  create (a new key each, random BENCH SKU), replay of one key, conflict
-  (that key, another body: 409), GET of one order (hot in the cache: the
-  history is another principal's); D: \`bench/dbtx\` naive and batched at
+  create (a new key each, counting up, random BENCH SKU), create-uuid
+  (the same with random UUID v4 keys: each lands in a random leaf of the
+  unique indexes among the principal's third of the history, as a new
+  customer's key lands among everybody's), replay of one key, conflict
+  (that key, another body: 409), GET of one order (hot in the cache);
+  D: \`bench/dbtx\` naive and batched at
   the pool's size (c$((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS))); last, create-expire: create again with
   \`idemorders expire\` started beside it (\`tombstone_retention = $BENCH_SCALE_TOMBSTONES\` so
   that it purges too, default \`expire_batch\`, \`expire_pause = ${BENCH_SCALE_EXPIRE_PAUSE:-200ms (default)}\`), stopped when the run ends.
@@ -527,6 +537,10 @@ EOF
 		printf "| creates at N = %s ≥ 0.8 × at N = %s | %s (%.0f / %.0f req/s) | %s |\n", L, Z, x(v), R[L, "create"], R[Z, "create"], met(v >= 0.8, v)
 		v = ratio(P99[L, "create"], P99[Z, "create"])
 		printf "| create p99 at N = %s ≤ 2 × at N = %s | %s (%s / %s ms) | %s |\n", L, Z, x(v), ms(P99[L, "create"]), ms(P99[Z, "create"]), met(v <= 2 && v >= 0, v)
+		v = ratio(R[L, "create-uuid"], R[Z, "create-uuid"])
+		printf "| creates with random UUID keys at N = %s ≥ 0.8 × at N = %s | %s (%.0f / %.0f req/s) | %s |\n", L, Z, x(v), R[L, "create-uuid"], R[Z, "create-uuid"], met(v >= 0.8, v)
+		v = ratio(P99[L, "create-uuid"], P99[Z, "create-uuid"])
+		printf "| their p99 at N = %s ≤ 2 × at N = %s | %s (%s / %s ms) | %s |\n", L, Z, x(v), ms(P99[L, "create-uuid"]), ms(P99[Z, "create-uuid"]), met(v <= 2 && v >= 0, v)
 		v = ratio(R[L, "create-expire"], R[L, "create"])
 		printf "| expiry beside creates costs ≤ 15 %% of their rate (N = %s) | %s | %s |\n", L, v < 0 ? "-" : sprintf("%.0f %% (%.0f / %.0f req/s)", 100 * (1 - v), R[L, "create-expire"], R[L, "create"]), met(v >= 0.85, v)
 		v = ratio(P99[L, "create-expire"], P99[L, "create"])
@@ -567,7 +581,7 @@ scale_chart() {
 	$2 == "app" { R[$1, $3] = $6; P[$1, $3] = $8 }
 	END {
 		ns = split(sizes, S, " ")
-		nt = split("create replay get conflict create-expire", T, " ")
+		nt = split("create replay get conflict create-expire create-uuid", T, " ")
 		printf "#N_millions"
 		for (t = 1; t <= nt; t++) printf " rps-%s", T[t]
 		for (t = 1; t <= nt; t++) printf " p99-%s", T[t]
