@@ -21,8 +21,11 @@
 #         rejections (FAILED_FINAL, 409 OUT_OF_STOCK, no order) and 2
 #         cancels (cancel-order, SUCCEEDED, each cancelling the order of
 #         the id 50 before it: its status CANCELLED, cancel key and time);
-#       - keys are UUID-shaped (random order: what clients send), over
-#         N / 20 principals scale-NNNNNN (about 20 keys each);
+#       - keys are UUID-shaped (random order: what clients send); a
+#         third of the rows are the bench's own principal's (so that a
+#         random key it creates with lands in a random leaf of the unique
+#         indexes, as a key of one of many customers does), the rest over
+#         N / 20 principals scale-NNNNNN (about 13 keys each);
 #       - stock: available = 10^9 - sold + restocked, restocked = the
 #         items of cancelled orders (`idemorders audit` holds the fill
 #         to the same invariants as real traffic: it runs right after;
@@ -36,7 +39,8 @@
 #     source or an async-replicated host runs it: log_bin, binlog_format =
 #     ROW, sync_binlog = 1 (the fill itself is not logged: sql_log_bin = 0);
 #  4. through lighttpd at c16 (BENCH_HOT_C), BENCH_SECONDS (5) each:
-#     create (unique keys, random BENCH SKU), replay of one key, conflict
+#     create (unique keys counting up, random BENCH SKU), create-uuid
+#     (random UUID v4 keys), replay of one key, conflict
 #     (that key, another body: 409), GET of one order (bench/orders.lua),
 #     and the bare transaction at the pool's size (bench/dbtx naive and
 #     batched), with mariadbd's CPU, the redo (Innodb_os_log_written) and
@@ -54,7 +58,8 @@
 # and p99 against N), DIR: var/bench/results, or --out DIR; the targets of
 # the largest N against the smallest (0) in a table.  Nothing asserts a
 # speed.  Knobs: BENCH_SECONDS, BENCH_SCALE_POOL, BENCH_SCALE_BATCH,
-# BENCH_WORKERS, BENCH_SCALE_BINLOG, BENCH_SCALE_TOMBSTONES.
+# BENCH_WORKERS, BENCH_SCALE_BINLOG, BENCH_SCALE_TOMBSTONES,
+# BENCH_SCALE_EXPIRE_PAUSE (the job's expire_pause; empty: its default).
 
 BENCH_SCALE_RETENTION=86400	# key_retention the bench stack runs with (24h)
 
@@ -94,6 +99,7 @@ run_bench_scale() {
 	BENCH_SCALE_BATCH=${BENCH_SCALE_BATCH:-100000}
 	BENCH_SCALE_BINLOG=${BENCH_SCALE_BINLOG:-1}
 	BENCH_SCALE_TOMBSTONES=${BENCH_SCALE_TOMBSTONES:-2d}
+	BENCH_SCALE_EXPIRE_PAUSE=${BENCH_SCALE_EXPIRE_PAUSE:-}
 	: "${BENCH_OUT:=$VAR/results}"
 	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
 	    die "BENCH_SECONDS must be a positive number of seconds"
@@ -136,8 +142,9 @@ scale_created() {	# S N: created_at
 scale_tomb() {	# S N: is the row an EXPIRED tombstone
 	printf '((%s - (%s)) >= 0.7 * %s)' "$2" "$1" "$2"
 }
-scale_principal() {	# S N
-	printf "CONCAT('scale-', LPAD(((%s) * 7919) MOD GREATEST(1, %s DIV 20), 6, '0'))" "$1" "$2"
+scale_principal() {	# S N: a third of the rows the bench's own principal's
+	printf "IF((%s) MOD 3 = 1, '%s', CONCAT('scale-', LPAD(((%s) * 7919) MOD GREATEST(1, %s DIV 20), 6, '0')))" \
+	    "$1" "$BENCH_USER" "$1" "$2"
 }
 scale_key() {	# S: UUID-shaped, random order
 	printf "INSERT(INSERT(INSERT(INSERT(MD5(CONCAT('scale-', %s)), 21, 0, '-'), 17, 0, '-'), 13, 0, '-'), 9, 0, '-')" "$1"
@@ -286,6 +293,8 @@ scale_expire_run() {
 	{
 		cat "$CONF"
 		printf 'log = stderr\nlog_level = debug\n'
+		[[ -z $BENCH_SCALE_EXPIRE_PAUSE ]] ||
+		    printf 'expire_pause = %s\n' "$BENCH_SCALE_EXPIRE_PAUSE"
 	} >"$jconf"
 	"$BIN" check-config -c "$jconf" >"$log.check" 2>&1 ||
 	    { show_log "$log.check" 10; die "bench --scale: the expire job's config is refused"; }
@@ -306,6 +315,14 @@ scale_expire_run() {
 	match($0, /batch of [0-9]+ (expired|purged) in [0-9]+ ms/) {
 		split(substr($0, RSTART, RLENGTH), w, " ")
 		rows[w[4]] += w[3]; busy[w[4]] += w[6]; ms[++nb] = w[6]
+		# The time of the line (UTC, the end of the batch): the span of
+		# each phase, from the start of its first batch to the end of its last.
+		split(substr($1, 12, 12), hms, ":")
+		t = hms[1] * 3600 + hms[2] * 60 + hms[3]
+		if (t0 == "") t0 = t
+		if (t < t0) t += 86400
+		if (!(w[4] in first)) first[w[4]] = t - w[6] / 1000
+		last[w[4]] = t
 	}
 	END {
 		for (i = 2; i <= nb; i++) { v = ms[i]; for (j = i - 1; j >= 1 && ms[j] > v; j--) ms[j + 1] = ms[j]; ms[j + 1] = v }
@@ -314,9 +331,11 @@ scale_expire_run() {
 		printf "%s\texpire:due\t%s\n%s\texpire:purgeable\t%s\n", N, due, N, purgeable
 		printf "%s\texpire:expired\t%d\n%s\texpire:purged\t%d\n", N, rows["expired"], N, rows["purged"]
 		printf "%s\texpire:batches\t%d\n", N, nb
-		# Rows a second of each phase while it ran (batches back to back).
-		printf "%s\texpire:expired_ps\t%.0f\n", N, (busy["expired"] > 0 ? rows["expired"] * 1000 / busy["expired"] : 0)
-		printf "%s\texpire:purged_ps\t%.0f\n", N, (busy["purged"] > 0 ? rows["purged"] * 1000 / busy["purged"] : 0)
+		# Rows a second of each phase over its span, the pauses between
+		# its batches included.
+		for (k in first) span[k] = last[k] - first[k]
+		printf "%s\texpire:expired_ps\t%.0f\n", N, (span["expired"] > 0 ? rows["expired"] / span["expired"] : 0)
+		printf "%s\texpire:purged_ps\t%.0f\n", N, (span["purged"] > 0 ? rows["purged"] / span["purged"] : 0)
 		printf "%s\texpire:busy_s\t%.3f\n", N, (busy["expired"] + busy["purged"]) / 1000
 		if (nb > 0) printf "%s\texpire:ms_p50\t%s\n%s\texpire:ms_p99\t%s\n%s\texpire:ms_max\t%s\n",
 		    N, ms[int((nb - 1) * 0.5) + 1], N, ms[int((nb - 1) * 0.99) + 1], N, ms[nb]
@@ -329,23 +348,12 @@ scale_expire_run() {
 bench_scale_main() {
 	local n start load key path t0 audit_rc tsv md name c w png
 	start=$(date +%s)
-	trap bench_end EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	BENCH_LOG=$VAR/log/bench
-	rm -rf "$BENCH_LOG"
-	mkdir -p "$BENCH_LOG" "$BENCH_OUT"
-	BENCH_TSV=$BENCH_LOG/runs.tsv
+	bench_begin
 	SCALE_TSV=$BENCH_LOG/scale.tsv
 	SCALE_FACTS=$BENCH_LOG/facts.tsv
 	: >"$SCALE_TSV"
 	: >"$SCALE_FACTS"
-	# shellcheck disable=SC2034
-	BENCH_N=0
-	BENCH_RUN=$(date +%s)-$$
-	# shellcheck disable=SC2034
-	BENCH_AUTH=$(printf '%s:%s' "$BENCH_USER" "$BENCH_PASSWORD" | base64 -w0)
 	c=$BENCH_HOT_C
 	w=$((c < BENCH_WORKERS ? c : BENCH_WORKERS))
 	say "bench --scale: load average $load; sizes ${BENCH_SCALE_SIZES[*]}; ${BENCH_SECONDS}s a run; $BENCH_WORKERS workers"
@@ -396,6 +404,7 @@ bench_scale_main() {
 
 		bench_warmup app 201
 		scale_run create bench_wrk app create lighttpd "$c" create 201
+		scale_run create-uuid bench_wrk app create-uuid lighttpd "$c" create-uuid 201
 		key=bench-$BENCH_RUN-replay-$n
 		path=$(bench_seed_order lighttpd "$key")
 		scale_run replay bench_wrk app replay lighttpd "$c" replay 201 "$key"
@@ -438,19 +447,23 @@ $(bench_versions)
   N ledger rows, per hundred 93 creates with their orders (one item, two
   for every fourth), 5 final rejections (FAILED_FINAL), 2 cancels; the
   newest 60 % live (within 24 h), 10 % due to expire (24-28 h old), the
-  oldest 30 % EXPIRED tombstones (28 h to 8 days old); UUID-shaped keys
+  oldest 30 % EXPIRED tombstones (28 h to 8 days old); UUID-shaped keys,
+  a third of them the bench principal's (\`$BENCH_USER\`), the rest
   over N/20 principals. \`idemorders audit\` runs on the filled database
   before the runs.
 - then \`innodb_buffer_pool_size\` = $((BENCH_SCALE_POOL / 1048576)) MiB, \`innodb_flush_log_at_trx_commit = 1\`,
   $binlog (the fill itself is not logged);
   $BENCH_WORKERS workers, \`log_level = warning\`.
 - load: \`wrk -t$BENCH_WRK_THREADS -c$BENCH_HOT_C\` through lighttpd with \`bench/orders.lua\`, ${BENCH_SECONDS} s a run:
-  create (a new key each, random BENCH SKU), replay of one key, conflict
-  (that key, another body: 409), GET of one order (hot in the cache: the
-  history is another principal's); D: \`bench/dbtx\` naive and batched at
+  create (a new key each, counting up, random BENCH SKU), create-uuid
+  (the same with random UUID v4 keys: each lands in a random leaf of the
+  unique indexes among the principal's third of the history, as a new
+  customer's key lands among everybody's), replay of one key, conflict
+  (that key, another body: 409), GET of one order (hot in the cache);
+  D: \`bench/dbtx\` naive and batched at
   the pool's size (c$((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS))); last, create-expire: create again with
   \`idemorders expire\` started beside it (\`tombstone_retention = $BENCH_SCALE_TOMBSTONES\` so
-  that it purges too, default \`expire_batch\`), stopped when the run ends.
+  that it purges too, default \`expire_batch\`, \`expire_pause = ${BENCH_SCALE_EXPIRE_PAUSE:-200ms (default)}\`), stopped when the run ends.
   MariaDB µs/req: mariadbd's CPU (\`/proc/<pid>/stat\`) per request (in
   create-expire, the job's share included); redo and binlog B/req:
   \`Innodb_os_log_written\` and \`Binlog_bytes_written\` per request
@@ -484,7 +497,7 @@ EOF
 			}
 		}
 		printf "\n## The expiry job beside the creates\n\n"
-		printf "create-expire against create at the same N. Rows due: what expire --dry-run counted just before (to expire; tombstones to purge). Ran: from its start to its end, or to the end of the creates (stopped); in batches: the sum of its batches. Rows a second: of each phase, over its batches (back to back, no pause between them). A batch is one transaction (statement and COMMIT): its time bounds how long it held its row locks.\n\n"
+		printf "create-expire against create at the same N. Rows due: what expire --dry-run counted just before (to expire; tombstones to purge). Ran: from its start to its end, or to the end of the creates (stopped); in batches: the sum of its batches. Rows a second: of each phase, from the start of its first batch to the end of its last (the pause of the job after each full batch, expire_pause, included). A batch is one transaction (statement and COMMIT): its time bounds how long it held its row locks.\n\n"
 		printf "| N | rows due | ran s | in batches s | expired | purged | expired/s | purged/s | batches | batch ms p50 / p99 / max | create req/s without / with | p99 ms without / with |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 		for (j = 1; j <= ns; j++) {
 			n = S[j]; s = F[n, "expire:secs"]
@@ -524,6 +537,10 @@ EOF
 		printf "| creates at N = %s ≥ 0.8 × at N = %s | %s (%.0f / %.0f req/s) | %s |\n", L, Z, x(v), R[L, "create"], R[Z, "create"], met(v >= 0.8, v)
 		v = ratio(P99[L, "create"], P99[Z, "create"])
 		printf "| create p99 at N = %s ≤ 2 × at N = %s | %s (%s / %s ms) | %s |\n", L, Z, x(v), ms(P99[L, "create"]), ms(P99[Z, "create"]), met(v <= 2 && v >= 0, v)
+		v = ratio(R[L, "create-uuid"], R[Z, "create-uuid"])
+		printf "| creates with random UUID keys at N = %s ≥ 0.8 × at N = %s | %s (%.0f / %.0f req/s) | %s |\n", L, Z, x(v), R[L, "create-uuid"], R[Z, "create-uuid"], met(v >= 0.8, v)
+		v = ratio(P99[L, "create-uuid"], P99[Z, "create-uuid"])
+		printf "| their p99 at N = %s ≤ 2 × at N = %s | %s (%s / %s ms) | %s |\n", L, Z, x(v), ms(P99[L, "create-uuid"]), ms(P99[Z, "create-uuid"]), met(v <= 2 && v >= 0, v)
 		v = ratio(R[L, "create-expire"], R[L, "create"])
 		printf "| expiry beside creates costs ≤ 15 %% of their rate (N = %s) | %s | %s |\n", L, v < 0 ? "-" : sprintf("%.0f %% (%.0f / %.0f req/s)", 100 * (1 - v), R[L, "create-expire"], R[L, "create"]), met(v >= 0.85, v)
 		v = ratio(P99[L, "create-expire"], P99[L, "create"])
@@ -564,7 +581,7 @@ scale_chart() {
 	$2 == "app" { R[$1, $3] = $6; P[$1, $3] = $8 }
 	END {
 		ns = split(sizes, S, " ")
-		nt = split("create replay get conflict create-expire", T, " ")
+		nt = split("create replay get conflict create-expire create-uuid", T, " ")
 		printf "#N_millions"
 		for (t = 1; t <= nt; t++) printf " rps-%s", T[t]
 		for (t = 1; t <= nt; t++) printf " p99-%s", T[t]

@@ -108,24 +108,10 @@ work_run() {
 bench_work_main() {
 	local n start load c w r t0
 	start=$(date +%s)
-	trap bench_end EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	BENCH_LOG=$VAR/log/bench
-	rm -rf "$BENCH_LOG"
-	mkdir -p "$BENCH_LOG" "$BENCH_OUT"
-	BENCH_TSV=$BENCH_LOG/runs.tsv
+	bench_begin
 	WORK_TSV=$BENCH_LOG/work.tsv
 	: >"$WORK_TSV"
-	: >"$BENCH_TSV"
-	# shellcheck disable=SC2034
-	BENCH_N=0
-	# (read by bench_wrk, bench/bench.sh)
-	# shellcheck disable=SC2034
-	BENCH_RUN=$(date +%s)-$$
-	# shellcheck disable=SC2034
-	BENCH_AUTH=$(printf '%s:%s' "$BENCH_USER" "$BENCH_PASSWORD" | base64 -w0)
 	c=$BENCH_HOT_C
 	w=$((c < BENCH_WORKERS ? c : BENCH_WORKERS))
 	say "bench --work: load average $load; sizes ${BENCH_WORK_SIZES[*]}; $BENCH_WORK_ROUNDS rounds of ${BENCH_SECONDS}s runs"

@@ -565,13 +565,13 @@ bench_warmup() {
 
 # ------------------------------------------------------------ the run
 
-bench_main() {
-	local s c levels start key path load
-	start=$(date +%s)
+# bench_begin: what every kind of bench run starts with: bench_end on
+# exit, a fresh log directory and run table, the run's id and the
+# Authorization of its requests.
+bench_begin() {
 	trap bench_end EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	load=$(cut -d' ' -f1 /proc/loadavg)
 	BENCH_LOG=$VAR/log/bench
 	rm -rf "$BENCH_LOG"
 	mkdir -p "$BENCH_LOG" "$BENCH_OUT"
@@ -580,6 +580,13 @@ bench_main() {
 	BENCH_N=0
 	BENCH_RUN=$(date +%s)-$$
 	BENCH_AUTH=$(printf '%s:%s' "$BENCH_USER" "$BENCH_PASSWORD" | base64 -w0)
+}
+
+bench_main() {
+	local s c levels start key path load
+	start=$(date +%s)
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	bench_begin
 	read -r -a levels <<<"$BENCH_LEVELS"
 	say "bench: load average $load; levels ${levels[*]}; ${BENCH_SECONDS}s a run; $BENCH_WORKERS workers"
 

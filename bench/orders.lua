@@ -4,6 +4,10 @@
 --
 -- MODE     create    POST, a new Idempotency-Key every request (TAG-thread-n),
 --                    one unit price x qty of a random SKU BENCH-00..BENCH-63
+--          create-uuid
+--                    the same with a random UUID v4 key, as a client makes
+--                    it (a create's key lands anywhere in the principal's
+--                    keys, not after the last one)
 --          hot       the same, every order on SKU BENCH-HOT
 --          replay    POST the same key ARG and body again and again
 --          conflict  POST key ARG with another body (409 expected)
@@ -14,9 +18,9 @@
 --                    file starts over (409 ORDER_ALREADY_CANCELLED)
 --          cancel-replay
 --                    POST ARG2/cancel with the key ARG again and again
--- EXPECT   the status every answer must have.  For create, hot and cancel
---          an answer carrying Idempotent-Replayed is unexpected (a key was
---          reused); for replay and cancel-replay one without
+-- EXPECT   the status every answer must have.  For create, create-uuid,
+--          hot and cancel an answer carrying Idempotent-Replayed is
+--          unexpected (a key was reused); for replay and cancel-replay one without
 --          Idempotent-Replayed: true is.
 --
 -- Statuses are counted here, per thread, not by wrk's non-2xx (a 409 is
@@ -76,7 +80,7 @@ function init(args)
 		headers["Idempotency-Key"] = fixed_arg
 		fixed = wrk.format("POST", wrk.path, headers,
 		    mode == "replay" and REPLAY_BODY or CONFLICT_BODY)
-	elseif mode == "create" or mode == "hot" then
+	elseif mode == "create" or mode == "create-uuid" or mode == "hot" then
 		headers["Content-Type"] = "application/json"
 	elseif mode == "cancel" then
 		headers["Content-Type"] = "application/json"
@@ -124,8 +128,17 @@ function request()
 		local n = math.random(0, 63)
 		sku, amount = string.format("BENCH-%02d", n), qty * price(n)
 	end
-	headers["Idempotency-Key"] = string.format("%s-%d-%d", tag,
-	    thread_id, counter)
+	if mode == "create-uuid" then
+		headers["Idempotency-Key"] = string.format(
+		    "%04x%04x-%04x-4%03x-%04x-%04x%04x%04x",
+		    math.random(0, 65535), math.random(0, 65535),
+		    math.random(0, 65535), math.random(0, 4095),
+		    math.random(32768, 49151), math.random(0, 65535),
+		    math.random(0, 65535), math.random(0, 65535))
+	else
+		headers["Idempotency-Key"] = string.format("%s-%d-%d", tag,
+		    thread_id, counter)
+	end
 	return wrk.format("POST", wrk.path, headers,
 	    order_body(sku, qty, amount))
 end
@@ -139,8 +152,8 @@ function response(status, h, body)
 	local good = status == expect
 	if good and (mode == "replay" or mode == "cancel-replay") then
 		good = replayed(h) == "true"
-	elseif good and (mode == "create" or mode == "hot" or
-	    mode == "cancel") then
+	elseif good and (mode == "create" or mode == "create-uuid" or
+	    mode == "hot" or mode == "cancel") then
 		good = replayed(h) == nil
 	end
 	if good then

@@ -10,15 +10,17 @@
 #include "expire.h"
 
 #define EXPIRE_BATCH_MAX	1000000
+#define EXPIRE_PAUSE_MAX_MS	60000
 
 static int	cmd_expire(struct cmd_line *);
 
 const struct cmd_entry cmd_expire_entry = {
 	"expire",
-	"[-c FILE] [--batch N] [--dry-run]",
+	"[-c FILE] [--batch N] [--pause DURATION] [--dry-run]",
 	"turn expired idempotency keys into tombstones and purge old "
 	"tombstones\n"
-	"(--batch: rows per transaction; --dry-run: count, change nothing)",
+	"(--batch: rows per transaction; --pause: wait after each full batch;\n"
+	"--dry-run: count, change nothing)",
 	cmd_expire
 };
 
@@ -28,6 +30,7 @@ cmd_expire(struct cmd_line *cl)
 {
 	static const struct option longopts[] = {
 		{ "batch", required_argument, NULL, 'b' },
+		{ "pause", required_argument, NULL, 'p' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -35,6 +38,7 @@ cmd_expire(struct cmd_line *cl)
 	struct conf		*conf;
 	struct expire_stats	 st;
 	long			 batch = 0;
+	long long		 pause_ms = -1;
 	int			 ch, dry_run = 0, rc;
 	char			*end;
 
@@ -50,6 +54,12 @@ cmd_expire(struct cmd_line *cl)
 				return cmd_usage_error(cl, "--batch must be "
 				    "from 1 to %d", EXPIRE_BATCH_MAX);
 			break;
+		case 'p':
+			if (conf_parse_duration(optarg, &pause_ms) == -1 ||
+			    pause_ms > EXPIRE_PAUSE_MAX_MS)
+				return cmd_usage_error(cl, "--pause must be a "
+				    "duration from 0 to 60s (e.g. 200ms)");
+			break;
 		case 'n':
 			dry_run = 1;
 			break;
@@ -62,7 +72,8 @@ cmd_expire(struct cmd_line *cl)
 	conf = cmd_conf_load(cl);
 	if (conf == NULL)
 		return cl->status;
-	if (expire_run(conf, batch ? batch : conf->expire_batch, dry_run,
+	if (expire_run(conf, batch ? batch : conf->expire_batch,
+	    pause_ms >= 0 ? (long)pause_ms : conf->expire_pause_ms, dry_run,
 	    &st) == 0) {
 		printf("%sexpired=%lld purged=%lld batches=%ld\n",
 		    dry_run ? "dry-run: " : "", st.expired, st.purged,

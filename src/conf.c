@@ -162,6 +162,7 @@ static const struct conf_key conf_keys[] = {
 	{ "retry_backoff",	T_DURATION,	F(retry_backoff_ms), 1, 60000 },
 	{ "retry_backoff_max",	T_DURATION,	F(retry_backoff_max_ms), 1, 600000 },
 	{ "expire_batch",	T_LONG,		F(expire_batch), 1, 1000000 },
+	{ "expire_pause",	T_DURATION,	F(expire_pause_ms), 0, 60000 },
 };
 
 /* Fill every field with its documented default. */
@@ -197,6 +198,7 @@ conf_defaults(struct conf *c)
 	c->retry_backoff_ms = 50;
 	c->retry_backoff_max_ms = 1000;
 	c->expire_batch = 1000;
+	c->expire_pause_ms = 200;
 }
 
 /* Release every string the configuration owns. */

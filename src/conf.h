@@ -68,6 +68,7 @@ struct conf {
 	long		 retry_backoff_ms;
 	long		 retry_backoff_max_ms;
 	long		 expire_batch;
+	long		 expire_pause_ms;
 };
 
 void	conf_defaults(struct conf *);

@@ -10,6 +10,6 @@ struct expire_stats {
 	long		 batches;
 };
 
-int	expire_run(const struct conf *, long, int, struct expire_stats *);
+int	expire_run(const struct conf *, long, long, int, struct expire_stats *);
 
 #endif

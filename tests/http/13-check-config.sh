@@ -101,6 +101,10 @@ cli "check-config --dry-run" 2 'idemorders check-config: unknown option --dry-ru
     check-config --dry-run -c "$IDEMORDERS_CONF"
 cli "expire --batch 0" 2 'idemorders expire: --batch must be from 1 to 1000000' \
     expire --batch 0 -c "$IDEMORDERS_CONF"
+cli "expire --pause 2m" 2 'idemorders expire: --pause must be a duration from 0 to 60s (e.g. 200ms)' \
+    expire --pause 2m -c "$IDEMORDERS_CONF"
+cli "expire --pause 5" 2 'idemorders expire: --pause must be a duration from 0 to 60s (e.g. 200ms)' \
+    expire --pause 5 -c "$IDEMORDERS_CONF"
 cli "expire -c without its file" 2 'idemorders expire: option -c needs an argument' \
     expire -c
 cli "stock frob" 2 'usage: idemorders stock' stock frob -c "$IDEMORDERS_CONF"

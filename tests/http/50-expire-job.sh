@@ -6,6 +6,7 @@
 #    and PROCESSING rows (even past expires_at) are left alone;
 #  - --dry-run changes nothing and reports what would change;
 #  - --batch N works through more than N rows in several batches;
+#  - --pause D waits D after each full batch (at least that long in all);
 #  - two runs at once expire each row once;
 #  - tombstones older than tombstone_retention are deleted, newer ones
 #    kept; tombstone_retention = 0 keeps them all;
@@ -132,14 +133,18 @@ expect_job() {
 
 ceil_div() { echo $((($1 + $2 - 1) / $2)); }
 
+# due_by_status: the due SUCCEEDED and FAILED_FINAL rows, "S F".
+due_by_status() {
+	sql "SELECT SUM(status = 'SUCCEEDED'), SUM(status = 'FAILED_FINAL')
+	    FROM idempotency_records WHERE expires_at <= UTC_TIMESTAMP(6)
+	    AND status IN ('SUCCEEDED', 'FAILED_FINAL')" | tr '\t' ' ' | sed 's/NULL/0/g'
+}
+
 # Batches the job needs for the due rows with batch size $1: it walks one
 # terminal status at a time, each in batches of at most $1 rows.
 due_batches() {
 	local s f
-	s=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'SUCCEEDED'
-	    AND expires_at <= UTC_TIMESTAMP(6)")
-	f=$(sql "SELECT COUNT(*) FROM idempotency_records WHERE status = 'FAILED_FINAL'
-	    AND expires_at <= UTC_TIMESTAMP(6)")
+	read -r s f < <(due_by_status)
 	echo $(($(ceil_div "$s" "$1") + $(ceil_div "$f" "$1")))
 }
 
@@ -270,6 +275,35 @@ nb=$(due_batches 3)
 run_job --batch 3
 expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
 expect_count "--batch 3 expired all 6 rows" 6 "status = 'EXPIRED'" "${B2[@]}"
+
+# --- --pause: a wait after each full batch ----------------------------------
+
+# full_batches B: how many batches of the due and purgeable rows are full
+# (each is followed by another batch, so by a pause).
+full_batches() {
+	local s f
+	read -r s f < <(due_by_status)
+	echo $((s / $1 + f / $1 + $(purgeable_count) / $1))
+}
+
+new_rows t50-pause 7 3
+B3=("${ROWS[@]}")
+make_due "${B3[@]}"
+n=$(due_count)
+pg=$(purgeable_count)
+nb=$(due_batches 3)
+nf=$(full_batches 3)
+t0=$(date +%s%N)
+run_job --batch 3 --pause 300ms
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_job "--batch 3 --pause 300ms over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
+expect_count "--pause: all 10 rows expired" 10 "status = 'EXPIRED'" "${B3[@]}"
+# A lower bound only: the job sleeps at least 300 ms after each full batch.
+if ((nf >= 3 && ms >= nf * 300)); then
+	ok "--pause 300ms: $nf full batches, the run took $ms ms (>= $((nf * 300)))"
+else
+	fail "--pause 300ms" "$nf full batches (expected >= 3), the run took $ms ms, expected >= $((nf * 300))"
+fi
 
 # --- two runs at once ------------------------------------------------------
 

@@ -38,10 +38,10 @@ fi
 # The filled database, as the bench counted it before the runs (the
 # expiry job of the last run changes the ledger): exactly the rows asked
 # for.  The orders are kept up with --keep; the runs added the bench
-# user's own orders, the fill's principals are scale-NNNNNN.
+# user's own orders after the fill's, whose ids are 1 to N.
 facts=$out/scale-0-$N.facts.tsv
 fact() { awk -F'\t' -v n="$N" -v k="$1" '$1 == n && $2 == k { s += $3 } END { print s + 0 }' "$facts" 2>/dev/null; }
-f=" AND principal_id LIKE 'scale-%'"
+f=" AND id <= $N"
 expect_eq() {	# WHAT WANT GOT
 	if [[ $3 == "$2" ]]; then ok "$1: $3"; else fail "$1" "want $2, got '$3'"; fi
 }
@@ -56,7 +56,7 @@ expect_eq "cancelled orders" $((N * 2 / 100)) \
     "$(bsql "SELECT COUNT(*) FROM orders WHERE status = 'CANCELLED'$f")"
 expect_eq "items of filled orders (two for every fourth id)" \
     "$(bsql "SELECT COUNT(*) + SUM(id MOD 4 = 0) FROM orders WHERE 1$f")" \
-    "$(bsql "SELECT COUNT(*) FROM order_items i JOIN orders o ON o.id = i.order_id WHERE 1${f/principal_id/o.principal_id}")"
+    "$(bsql "SELECT COUNT(*) FROM order_items i JOIN orders o ON o.id = i.order_id WHERE 1${f/id/o.id}")"
 expect_eq "EXPIRED tombstones (the oldest 30 %)" $((N * 3 / 10)) "$(fact count:tombstones_dropped)"
 # (a few more every minute: the live rows age while the bench fills)
 d=$(fact count:due)
@@ -71,6 +71,11 @@ if [[ $p =~ ^[0-9]+$ && $p -ge $((N / 40)) ]]; then
 else
 	fail "principals" "only '$p' for $N rows"
 fi
+# A third of the history is the bench principal's (random keys it creates
+# with land among them), the rest the scale-NNNNNN principals'.
+mine=$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND principal_id NOT LIKE 'scale-%'")
+expect_eq "the bench principal's filled orders (a third)" \
+    "$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND id MOD 3 = 1")" "$mine"
 expect_eq "buffer pool during the runs (256 MiB)" 268435456 \
     "$(bsql "SELECT @@innodb_buffer_pool_size")"
 if a=$(IDEMORDERS_STACK=bench "$DEV" audit 2>&1); then
@@ -84,7 +89,7 @@ tsv=$out/scale-0-$N.tsv
 check "report $md written" test -s "$md"
 check "raw results $tsv written" test -s "$tsv"
 for n in 0 "$N"; do
-	for row in "app create lighttpd" "app replay lighttpd" "app conflict lighttpd" \
+	for row in "app create lighttpd" "app create-uuid lighttpd" "app replay lighttpd" "app conflict lighttpd" \
 	    "app get lighttpd" "D D -" "D D-batched -" "app create-expire lighttpd"; do
 		read -r kind test server <<<"$row"
 		line=$(awk -F'\t' -v n="$n" -v k="$kind" -v t="$test" -v s="$server" \
@@ -129,7 +134,7 @@ if [[ $redo =~ ^[1-9][0-9]*\ [1-9][0-9]*$ ]]; then
 else
 	fail "redo/binlog per create" "got '$redo' from $md"
 fi
-for t in "creates at N = $N ≥ 0.8" "expiry keeps up" "redo bytes per create ≤ D naive (N = $N)"; do
+for t in "creates at N = $N ≥ 0.8" "creates with random UUID keys at N = $N ≥ 0.8" "expiry keeps up" "redo bytes per create ≤ D naive (N = $N)"; do
 	if grep -qF "| $t" "$md"; then
 		ok "targets table: $t"
 	else

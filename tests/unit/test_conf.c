@@ -102,7 +102,8 @@ test_every_key(void)
 	    "request_deadline = 1500ms\n"
 	    "retry_backoff = 10ms\n"
 	    "retry_backoff_max = 2s\n"
-	    "expire_batch = 500\n", pwfile);
+	    "expire_batch = 500\n"
+	    "expire_pause = 50ms\n", pwfile);
 	CU_ASSERT_EQUAL(parse(&c, text, err, sizeof(err)), 0);
 	if (err[0])
 		fprintf(stderr, "%s\n", err);
@@ -140,6 +141,7 @@ test_every_key(void)
 	CU_ASSERT_EQUAL(c.retry_backoff_ms, 10);
 	CU_ASSERT_EQUAL(c.retry_backoff_max_ms, 2000);
 	CU_ASSERT_EQUAL(c.expire_batch, 500);
+	CU_ASSERT_EQUAL(c.expire_pause_ms, 50);
 	conf_clear(&c);
 	conf_clear(&c);
 	remove(pwfile);
@@ -212,6 +214,7 @@ static const struct bad_case bad[] = {
 	{ "retry_backoff = 2s\nretry_backoff_max = 1s\n",
 	    "retry_backoff_max is smaller than retry_backoff" },
 	{ "max_attempts = 0\n", "max_attempts must be an integer from 1 to 20" },
+	{ "expire_pause = 2m\n", "expire_pause is out of range" },
 	{ "principal_var =\n", "test.conf:1: principal_var needs a value" },
 	{ "principal_var = HTTP_X_USER\n",
 	    "principal_var may not be an HTTP_* variable" },
