@@ -63,9 +63,12 @@
 
 BENCH_SCALE_RETENTION=86400	# key_retention the bench stack runs with (24h)
 
-run_bench_scale() {
-	local sizes=() parts n
-	# (BENCH_QUICK, BENCH_SERVERS, BENCH_PROFILE: read by bench/bench.sh)
+# bench_size_args KIND ARGS...: the arguments of bench --KIND,
+# N[,N...] [--keep] [--out DIR]; the sizes, sorted and unique, are left in
+# BENCH_SIZES (BENCH_QUICK, BENCH_KEEP, BENCH_OUT: read by bench/bench.sh).
+bench_size_args() {
+	local kind=$1 sizes=() parts n
+	shift
 	# shellcheck disable=SC2034
 	BENCH_QUICK=1 BENCH_KEEP=0 BENCH_OUT=
 	while [[ $# -gt 0 ]]; do
@@ -76,15 +79,21 @@ run_bench_scale() {
 		*)		IFS=, read -r -a parts <<<"$1"
 				for n in "${parts[@]}"; do
 					[[ $n =~ ^(0|[1-9][0-9]{0,8})$ ]] ||
-					    die "bench --scale: '$n' is not a number of ledger rows (0 to 999999999)"
+					    die "bench --$kind: '$n' is not a number of ledger rows (0 to 999999999)"
 					sizes+=("$n")
 				done ;;
 		esac
 		shift
 	done
 	[[ ${#sizes[@]} -gt 0 ]] ||
-	    die "usage: $PROG bench --scale N[,N...] [--keep] [--out DIR]"
-	mapfile -t BENCH_SCALE_SIZES < <(printf '%s\n' "${sizes[@]}" | sort -nu)
+	    die "usage: $PROG bench --$kind N[,N...] [--keep] [--out DIR]"
+	mapfile -t BENCH_SIZES < <(printf '%s\n' "${sizes[@]}" | sort -nu)
+}
+
+run_bench_scale() {
+	# (BENCH_SERVERS, BENCH_PROFILE: read by bench/bench.sh)
+	bench_size_args scale "$@"
+	BENCH_SCALE_SIZES=("${BENCH_SIZES[@]}")
 	export IDEMORDERS_STACK=bench
 	stack_vars
 	PACKAGES+=(wrk jq gnuplot-nox)

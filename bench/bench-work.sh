@@ -28,26 +28,8 @@
 # BENCH_WORK_ROUNDS (2), BENCH_SCALE_POOL, BENCH_SCALE_BATCH, BENCH_WORKERS.
 
 run_bench_work() {
-	local sizes=() parts n
-	# shellcheck disable=SC2034
-	BENCH_QUICK=1 BENCH_KEEP=0 BENCH_OUT=
-	while [[ $# -gt 0 ]]; do
-		case $1 in
-		--keep)		BENCH_KEEP=1 ;;
-		--out)		[[ $# -ge 2 ]] || die "--out needs a directory"
-				BENCH_OUT=$2; shift ;;
-		*)		IFS=, read -r -a parts <<<"$1"
-				for n in "${parts[@]}"; do
-					[[ $n =~ ^(0|[1-9][0-9]{0,8})$ ]] ||
-					    die "bench --work: '$n' is not a number of ledger rows (0 to 999999999)"
-					sizes+=("$n")
-				done ;;
-		esac
-		shift
-	done
-	[[ ${#sizes[@]} -gt 0 ]] ||
-	    die "usage: $PROG bench --work N[,N...] [--keep] [--out DIR]"
-	mapfile -t BENCH_WORK_SIZES < <(printf '%s\n' "${sizes[@]}" | sort -nu)
+	bench_size_args work "$@"
+	BENCH_WORK_SIZES=("${BENCH_SIZES[@]}")
 	export IDEMORDERS_STACK=bench
 	stack_vars
 	PACKAGES+=(wrk jq)
