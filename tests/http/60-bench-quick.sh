@@ -11,9 +11,7 @@
 out=${BENCH_TEST_OUT:-$T_TMP/bench}
 log=$T_TMP/bench.log
 # The test stack (when up: under `tools/dev test`) must serve throughout.
-req GET "$LIGHTTPD_URL$MOUNT/_health"
-test_stack_up=0
-[[ $STATUS == 200 ]] && test_stack_up=1
+bench_test_begin
 start=$(date +%s)
 # Runs of one second: a smoke check of every row, not a measurement;
 # with the profile the full run makes.
@@ -118,18 +116,4 @@ else
 fi
 
 # It cleaned up after itself and never touched the test stack.
-# Only this checkout's bench stack (another checkout may run its own).
-brun=/run/idemorders-bench-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
-left=$(pgrep -af -- "$brun/|$REPO/var/bench/" | grep -v pgrep || true)
-if [[ -n $left ]]; then
-	fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
-else
-	ok "bench stack stopped afterwards"
-fi
-if [[ $test_stack_up == 1 ]]; then
-	req GET "$LIGHTTPD_URL$MOUNT/_health"
-	expect_status 200 "the test stack still serves"
-fi
-
-[[ $FAILED -eq 0 ]] || sed 's/^/    /' "$log" | tail -n 40
-finish
+bench_test_end "$log"

@@ -12,9 +12,7 @@
 N=${BENCH_SCALE_TEST_N:-20000}	# a multiple of 100: the fill deals ids per hundred
 out=${BENCH_TEST_OUT:-$T_TMP/bench-scale}
 log=$T_TMP/bench-scale.log
-req GET "$LIGHTTPD_URL$MOUNT/_health"
-test_stack_up=0
-[[ $STATUS == 200 ]] && test_stack_up=1
+bench_test_begin
 
 bsql() { IDEMORDERS_STACK=bench "$DEV" sql "$1"; }
 
@@ -150,17 +148,4 @@ fi
 
 IDEMORDERS_STACK=bench "$DEV" down >/dev/null 2>&1 || fail "bench stack" "down failed"
 
-brun=/run/idemorders-bench-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
-left=$(pgrep -af -- "$brun/|$REPO/var/bench/" | grep -v pgrep || true)
-if [[ -n $left ]]; then
-	fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
-else
-	ok "bench stack stopped afterwards"
-fi
-if [[ $test_stack_up == 1 ]]; then
-	req GET "$LIGHTTPD_URL$MOUNT/_health"
-	expect_status 200 "the test stack still serves"
-fi
-
-[[ $FAILED -eq 0 ]] || sed 's/^/    /' "$log" | tail -n 40
-finish
+bench_test_end "$log"

@@ -12,9 +12,7 @@
 N=${BENCH_WORK_TEST_N:-2000}	# a multiple of 100: the fill deals ids per hundred
 out=$T_TMP/bench-work
 log=$T_TMP/bench-work.log
-req GET "$LIGHTTPD_URL$MOUNT/_health"
-test_stack_up=0
-[[ $STATUS == 200 ]] && test_stack_up=1
+bench_test_begin
 
 # Bad sizes are refused with a clear error, before anything starts.
 if msg=$("$DEV" bench --work 1e6 2>&1); then
@@ -71,17 +69,4 @@ for n in 0 "$N"; do
 	done
 done
 
-brun=/run/idemorders-bench-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
-left=$(pgrep -af -- "$brun/|$REPO/var/bench/" | grep -v pgrep || true)
-if [[ -n $left ]]; then
-	fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
-else
-	ok "bench stack stopped afterwards"
-fi
-if [[ $test_stack_up == 1 ]]; then
-	req GET "$LIGHTTPD_URL$MOUNT/_health"
-	expect_status 200 "the test stack still serves"
-fi
-
-[[ $FAILED -eq 0 ]] || sed 's/^/    /' "$log" | tail -n 40
-finish
+bench_test_end "$log"

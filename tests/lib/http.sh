@@ -331,6 +331,36 @@ unique_key() {
 	printf '%s-%s-%s' "${1:-k}" "$(date +%s%N)" "$$"
 }
 
+# bench_test_begin: for a script that runs a bench (its own stack 'bench'):
+# whether the test stack serves now (BENCH_TEST_STACK_UP), so that
+# bench_test_end can check that it still does.
+bench_test_begin() {
+	req GET "$LIGHTTPD_URL$MOUNT/_health"
+	BENCH_TEST_STACK_UP=0
+	[[ $STATUS == 200 ]] && BENCH_TEST_STACK_UP=1
+	return 0
+}
+
+# bench_test_end LOG: this checkout's bench stack left no process (only
+# its own: another checkout may run one), the test stack still serves if
+# it did, LOG's tail on a failure; then finish.
+bench_test_end() {
+	local brun left
+	brun=/run/idemorders-bench-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)
+	left=$(pgrep -af -- "$brun/|$REPO/var/bench/" | grep -v pgrep || true)
+	if [[ -n $left ]]; then
+		fail "bench stack" "processes left: $(printf '%s' "$left" | head -n 3 | tr '\n' ' ')"
+	else
+		ok "bench stack stopped afterwards"
+	fi
+	if [[ $BENCH_TEST_STACK_UP == 1 ]]; then
+		req GET "$LIGHTTPD_URL$MOUNT/_health"
+		expect_status 200 "the test stack still serves"
+	fi
+	[[ $FAILED -eq 0 ]] || sed 's/^/    /' "$1" | tail -n 40
+	finish
+}
+
 # finish: print the RESULT line and exit (non-zero if anything failed).
 finish() {
 	# A script that ends before any check ran has failed.
