@@ -821,10 +821,12 @@ class Run:
         disturbed = [(w[1], w[2]) for w in self.windows]
 
         def window(r):
-            # created_at has whole seconds (the database's NOW()).
+            # created_at has whole seconds, truncated: an order made in the
+            # second before t_send's, by a clock read a moment earlier, is
+            # still this request's (seen: t_send 100.000, created 99.000).
             end = r["t_end"] if r["status"] else \
                 r["t_send"] + self.deadline + 2
-            return r["t_send"] - 1.0, end + 1.0
+            return r["t_send"] - 2.0, end + 1.0
 
         for k in keys:
             rs = by_key[k]
