@@ -136,6 +136,41 @@ n=$(find "$ATTACK/seen" -type f | wc -l)
 [[ $n -eq 0 ]] && ok "nobody's PHP never ran" ||
     fail "nobody's PHP ran" "$n requests ran it"
 
+# ---- the stack's own doors, as nobody --------------------------------------
+# "nobody cannot choose the principal" holds only if nobody cannot reach
+# the stack's database either (as its root, or with the application's
+# password from a config) nor read a secret, a key or a log that lists
+# principals.  Each as user nobody.
+my_cnf=$REPO/var/$IDEMORDERS_STACK/my.cnf
+db_port=$(sed -n 's/^port = //p' "$my_cnf" | head -n 1)
+for how in "-S $RUNDIR/mysqld.sock" "-h 127.0.0.1 -P $db_port" "-h ::1 -P $db_port"; do
+	# shellcheck disable=SC2086
+	if out=$(timeout 10 runuser -u nobody -- mariadb --no-defaults $how -u root \
+	    -N -e 'SELECT CURRENT_USER()' 2>&1); then
+		fail "nobody talks to MariaDB as root ($how)" "$out"
+	else
+		ok "nobody cannot talk to MariaDB as root ($how)"
+	fi
+done
+v=$(mariadb --defaults-file="$my_cnf" -N -e 'SELECT IFNULL(@@secure_file_priv, "NULL")' 2>&1)
+[[ -n $v && $v != NULL && $v == /* ]] && ok "MariaDB's secure_file_priv is $v" ||
+    fail "MariaDB's secure_file_priv" "is '$v', not a directory"
+secret_files=("$RUNDIR/frontend.secret" "$RUNDIR/db-password"
+    "$RUNDIR/idemorders-fcgid.conf" "$RUNDIR/idemorders-check.conf"
+    "$RUNDIR/shop.ini" "$RUNDIR/shop-jwt/private.pem" "$RUNDIR/htpasswd"
+    "$RUNDIR/lighttpd-frontend-secret.conf" "$RUNDIR/apache-frontend-secret.conf")
+while IFS= read -r f; do
+	secret_files+=("$f")
+done < <(find "$RUNDIR/log" "$LOGDIR" -maxdepth 1 -name '*access*.log' 2>/dev/null)
+for f in "${secret_files[@]}"; do
+	[[ -e $f ]] || { fail "a secret of the stack" "$f is not there"; continue; }
+	if runuser -u nobody -- cat "$f" >/dev/null 2>&1; then
+		fail "nobody reads $f" "mode $(stat -c '%a %U:%G' "$f")"
+	else
+		ok "nobody cannot read $f"
+	fi
+done
+
 # ---- the frontend secret on the error paths ---------------------------------
 # A shop may give its site PHP error pages: lighttpd's server.error-handler
 # (with server.error-intercept), Apache's ErrorDocument /page.php (with
