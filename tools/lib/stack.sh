@@ -18,10 +18,13 @@ ensure_pool_user() {
 prepare_dirs() {
 	ensure_pool_user
 	install -d -m 0755 "$RUN" "$RUNBIN_DIR" "$DOCROOT" "$APACHE_DIR"
-	install -d -m 0755 -o www-data -g www-data "$WWW_LOGDIR"
+	# The logs list principals and order ids: for root and the web
+	# server's user only.
+	install -d -m 0750 -o www-data -g www-data "$WWW_LOGDIR"
 	install -d -m 0755 -o "$POOL_USER" -g "$POOL_USER" "$FCGI_SOCKET_DIR"
 	chmod 0755 "$RUN"
 	mkdir -p "$VAR" "$LOGDIR"
+	chmod 0750 "$LOGDIR"
 	ln -sfn "$WWW_LOGDIR/lighttpd-error.log" "$LOGDIR/lighttpd-error.log"
 	ln -sfn "$WWW_LOGDIR/lighttpd-access.log" "$LOGDIR/lighttpd-access.log"
 }
@@ -29,8 +32,11 @@ prepare_dirs() {
 # ---------------------------------------------------------------- MariaDB
 
 db_write_cnf() {
+	DB_FILES_DIR=$VAR/db-files
+	install -d -m 0700 "$DB_FILES_DIR"
 	cat >"$MY_CNF.tmp" <<EOF
 # Private MariaDB of the idemorders '$STACK' stack, written by $PROG.
+# Its root is OS root by the unix socket (db_lockdown).
 [client]
 socket = $DB_SOCKET
 user = root
@@ -43,6 +49,8 @@ bind-address = 127.0.0.1
 pid-file = $DB_PIDFILE
 log-error = $LOGDIR/mariadb.err
 user = root
+# LOAD_FILE and SELECT ... INTO OUTFILE only here, a directory of root's.
+secure_file_priv = $DB_FILES_DIR
 innodb_buffer_pool_size = 256M
 character-set-server = utf8mb4
 skip-name-resolve
@@ -63,6 +71,23 @@ db_sql() {
 	db_root -N -B "$DB_NAME" -e "$1"
 }
 
+# The server's root is OS root, by the unix socket only: no other root
+# account (mariadb-install-db's normal method made root@127.0.0.1, ::1 and
+# the host name without a password, reachable by every local user over
+# TCP), no anonymous one.  Run at every start: a data directory made
+# before keeps its accounts.
+db_lockdown() {
+	local users u
+	users=$(db_root -N -B -e "SELECT CONCAT(QUOTE(User), '@', QUOTE(Host)) FROM mysql.global_priv WHERE (User = 'root' AND Host <> 'localhost') OR User = ''") ||
+	    die "cannot list the database's accounts"
+	{
+		echo "ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket;"
+		for u in $users; do
+			echo "DROP USER $u;"
+		done
+	} | db_root || die "cannot restrict the database's root to the unix socket"
+}
+
 db_ping() {
 	mariadb-admin --defaults-file="$MY_CNF" --connect-timeout=2 ping >/dev/null 2>&1
 }
@@ -71,6 +96,7 @@ db_start() {
 	local pid i try
 	db_write_cnf
 	if pid=$(pid_alive "$DB_PIDFILE" mariadbd) && db_ping; then
+		db_lockdown
 		return 0
 	fi
 	[[ -n ${pid:-} ]] && die "mariadbd (pid $pid) runs but does not answer; see $LOGDIR/mariadb.err"
@@ -79,7 +105,7 @@ db_start() {
 		rm -rf "$DB_DATADIR"
 		mkdir -p "$DB_DATADIR"
 		if ! mariadb-install-db --no-defaults --datadir="$DB_DATADIR" \
-		    --user=root --auth-root-authentication-method=normal \
+		    --user=root --auth-root-authentication-method=socket \
 		    --skip-test-db >"$LOGDIR/mariadb-install.log" 2>&1; then
 			show_log "$LOGDIR/mariadb-install.log"
 			die "mariadb-install-db failed"
@@ -95,7 +121,7 @@ db_start() {
 		    >>"$LOGDIR/mariadb.out" 2>&1 9>&- &
 		pid=$!
 		for ((i = 0; i < 1200; i++)); do
-			db_ping && return 0
+			db_ping && { db_lockdown; return 0; }
 			proc_running "$pid" || break
 			sleep 0.1
 		done
@@ -263,7 +289,12 @@ EOF
 			cat "$VAR/idemorders.local.conf" >>"$f"
 		done
 	fi
-	chmod 0644 "$CONF.tmp" "$FCGID_CONF.tmp" "$CHECK_CONF.tmp"
+	# The two with a password: the one mod_fcgid's responders read as
+	# www-data, the one of `make check` (run as root).
+	chmod 0644 "$CONF.tmp"
+	chown root:www-data "$FCGID_CONF.tmp"
+	chmod 0640 "$FCGID_CONF.tmp"
+	chmod 0600 "$CHECK_CONF.tmp"
 	# A pool may have been reloaded with an edited config: serve_start
 	# reloads it with this one.
 	CONF_EDITED=0
@@ -399,7 +430,8 @@ make_htpasswd() {
 		htpasswd -bB -C 5 "$HTPASSWD.tmp" Alice Alice-secret 2>/dev/null
 		mv -f "$HTPASSWD.tmp" "$HTPASSWD"
 	fi
-	chmod 0644 "$HTPASSWD"
+	chown root:www-data "$HTPASSWD"
+	chmod 0640 "$HTPASSWD"
 }
 
 lighttpd_start() {
