@@ -439,6 +439,47 @@ for url in "$SHOP_LIGHTTPD_URL" "$SHOP_APACHE_URL"; do
 	expect_no_header Variable-REMOTE_USER "$url: anonymous"
 done
 
+# ---- login CSRF --------------------------------------------------------------
+# A page of another site posts ana's name and password to the shop's
+# login.php from ben's browser: the browser marks the request as
+# cross-site (Origin, Sec-Fetch-Site) and the shop must not sign that
+# browser in.  The shop's own form (same origin) still signs in.
+for url in "$SHOP_LIGHTTPD_URL" "$SHOP_APACHE_URL"; do
+	for h in "Origin: https://evil.example" "Sec-Fetch-Site: cross-site" "Origin: null"; do
+		jar=$T_TMP/csrf.jar
+		rm -f "$jar"
+		req POST "$url/login.php" -c "$jar" -H "$h" \
+		    --data-urlencode user=ana --data-urlencode password=ana-secret
+		expect_status 403 "$url: a cross-site sign-in ($h)"
+		req GET "$url$MOUNT/o-999999" -b "$jar"
+		expect_status 401 "$url: after a cross-site sign-in ($h), /orders"
+	done
+	rm -f "$jar"
+	req POST "$url/login.php" -c "$jar" -H "Origin: $url" -H "Sec-Fetch-Site: same-origin" \
+	    --data-urlencode user=ana --data-urlencode password=ana-secret
+	expect_status 303 "$url: the shop's own sign-in form"
+	req GET "$url$MOUNT/o-999999" -b "$jar"
+	expect_problem 404 ORDER_NOT_FOUND "$url: signed in from the shop's own page, /orders"
+done
+
+# ---- the shop's own URL is not the client's to choose ----------------------
+# The shop's pages call /orders of their own vhost from PHP
+# (shop_orders_url_here(): SERVER_ADDR and SERVER_PORT).  Apache with
+# UseCanonicalName Off takes SERVER_PORT from the client's Host header,
+# which would send the shop's request, with the customer's cookie, to
+# any port on the host.  A probe page prints what PHP sees.
+probe=$shop_public/t39-port.php
+printf '<?php echo ($_SERVER["SERVER_PORT"] ?? ""), "\\n";\n' >"$probe"
+chmod 0644 "$probe"
+trap 'lua_server_stop; err_servers_stop; rm -rf "$ATTACK" "$T_TMP"; rm -f "$errpage" "$probe"' EXIT
+for url in "$SHOP_LIGHTTPD_URL" "$SHOP_APACHE_URL" "$BEARER_LIGHTTPD_URL" "$BEARER_APACHE_URL"; do
+	req GET "$url/t39-port.php" -H "Host: 127.0.0.1:1"
+	[[ $STATUS == 200 && $BODY == "${url##*:}" ]] &&
+	    ok "$url: PHP's SERVER_PORT is the vhost's, whatever the Host header says" ||
+	    fail "$url: PHP's SERVER_PORT with Host: 127.0.0.1:1" "got $STATUS '$BODY', not ${url##*:}"
+done
+rm -f "$probe"
+
 # ---- the frontend secret never reaches PHP ---------------------------------
 # Root is on the web server's side of the door: it may talk to the pools.
 # A spy prepended to every php-fpm worker (and php-cgi under mod_fcgid is
