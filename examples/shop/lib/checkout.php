@@ -68,7 +68,10 @@ function shop_checkout_page(string $auth): void
  * The URL of /orders for a request this PHP process makes itself: the
  * configured orders_url when it is absolute, else that path on the
  * address and port this request came in on (the same virtual host, so the
- * same authorizer; never the client-supplied Host header).
+ * same authorizer; never the client-supplied Host header).  lighttpd's
+ * SERVER_PORT is the port the connection came to; Apache's is the Host
+ * header's unless the vhost has UseCanonicalName On (with
+ * UseCanonicalPhysicalPort On, as httpd-conf/apache-session.conf has).
  */
 function shop_orders_url_here(string $path = ''): string
 {

@@ -207,6 +207,31 @@ function shop_csrf_check(): void
     }
 }
 
+/**
+ * Whether a browser sent this request from another site's page: its
+ * Sec-Fetch-Site says so, or its Origin is not this host.  Browsers
+ * send Origin with every POST, and a page of another site cannot
+ * change either header.  A request with neither (curl, a script) is not
+ * one another site's page made a visitor's browser send.  The sign-in
+ * form takes no session CSRF token (the visitor has no session yet), so
+ * this check is what keeps another site from signing a visitor's
+ * browser in to an account of its choosing (login CSRF).
+ */
+function shop_cross_site_request(): bool
+{
+    $site = $_SERVER['HTTP_SEC_FETCH_SITE'] ?? null;
+    if (is_string($site) && $site !== 'same-origin' && $site !== 'none') {
+        return true;
+    }
+    $origin = $_SERVER['HTTP_ORIGIN'] ?? null;
+    if (!is_string($origin)) {
+        return false;
+    }
+    $https = ($_SERVER['HTTPS'] ?? '') !== '' && ($_SERVER['HTTPS'] ?? '') !== 'off';
+    $self = ($https ? 'https' : 'http') . '://' . ($_SERVER['HTTP_HOST'] ?? '');
+    return !hash_equals(strtolower($self), strtolower($origin));
+}
+
 /** HTML-escape $s. */
 function h(string|int $s): string
 {

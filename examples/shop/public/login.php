@@ -11,7 +11,11 @@ require __DIR__ . '/../lib/shop.php';
 shop_session_start();
 $error = null;
 $user = '';
-if ($_SERVER['REQUEST_METHOD'] === 'POST') {
+if ($_SERVER['REQUEST_METHOD'] === 'POST' && shop_cross_site_request()) {
+    // Another site's page posting a name and password (login CSRF).
+    http_response_code(403);
+    $error = 'Sign in from this shop\'s own page.';
+} elseif ($_SERVER['REQUEST_METHOD'] === 'POST') {
     $user = is_string($_POST['user'] ?? null) ? trim($_POST['user']) : '';
     $password = is_string($_POST['password'] ?? null) ? $_POST['password'] : '';
     $principal = shop_check_password($user, $password);
