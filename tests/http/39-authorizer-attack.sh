@@ -480,6 +480,30 @@ for url in "$SHOP_LIGHTTPD_URL" "$SHOP_APACHE_URL" "$BEARER_LIGHTTPD_URL" "$BEAR
 done
 rm -f "$probe"
 
+# ---- /orders is a path segment ---------------------------------------------
+# A shop page whose name starts with "orders" (/orders-x.php) is the
+# shop's: served as a page, never run as the authorizer nor sent to
+# idemorders.
+probe=$shop_public/orders-t39.php
+install -d -m 0777 "$ATTACK/roles"
+cat >"$probe" <<EOF
+<?php
+@file_put_contents('$ATTACK/roles/' . uniqid('', true), (\$_SERVER['FCGI_ROLE'] ?? '?') . "\n");
+echo "the shop's page\n";
+EOF
+chmod 0644 "$probe"
+trap 'lua_server_stop; err_servers_stop; rm -rf "$ATTACK" "$T_TMP"; rm -f "$errpage" "$probe"' EXIT
+for url in "$SHOP_LIGHTTPD_URL" "$SHOP_APACHE_URL" "$BEARER_LIGHTTPD_URL" "$BEARER_APACHE_URL"; do
+	req GET "$url/orders-t39.php"
+	[[ $STATUS == 200 && $BODY == "the shop's page" ]] &&
+	    ok "$url: /orders-t39.php is the shop's page" ||
+	    fail "$url: /orders-t39.php" "got $STATUS $(head -c 100 <<<"$BODY")"
+done
+roles=$(cat "$ATTACK/roles/"* 2>/dev/null | sort | uniq -c | tr '\n' ' ')
+[[ $roles != *AUTHORIZER* ]] && ok "no shop page ran as the authorizer ($roles)" ||
+    fail "a shop page ran as the authorizer" "$roles"
+rm -f "$probe"
+
 # ---- the frontend secret never reaches PHP ---------------------------------
 # Root is on the web server's side of the door: it may talk to the pools.
 # A spy prepended to every php-fpm worker (and php-cgi under mod_fcgid is
