@@ -220,8 +220,9 @@ function shop_csrf_check(): void
 function shop_cross_site_request(): bool
 {
     $site = $_SERVER['HTTP_SEC_FETCH_SITE'] ?? null;
-    if (is_string($site) && $site !== 'same-origin' && $site !== 'none') {
-        return true;
+    if (is_string($site)) {
+        // The browser's own verdict, where it gives one.
+        return $site !== 'same-origin' && $site !== 'none';
     }
     $origin = $_SERVER['HTTP_ORIGIN'] ?? null;
     if (!is_string($origin)) {
