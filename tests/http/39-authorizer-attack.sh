@@ -17,9 +17,16 @@
 #    customer-1002);
 #  - nobody's code never ran (no file written);
 #  - nobody cannot connect to the responder's socket either.
-# Then the web server's side itself: root (who may reach the pools)
-# prepends a spy to every PHP worker, a signed-in customer sends requests
-# through each vhost, and no PHP request saw the frontend secret.
+# Then, as nobody, the stack's own doors: its MariaDB as root, the
+# files with a password, secret or key, the htpasswd file and the logs.
+# The secret on the error paths: copies of the shop's lighttpd and
+# Apache with a PHP error page for the whole site; the lighttpd script
+# across three vhosts; no Variable-REMOTE_USER in answers; a cross-site
+# sign-in; SERVER_PORT against the Host header; /orders as a path
+# segment.  Last the web server's side itself: root (who may reach the
+# pools) prepends a spy to every PHP worker, a signed-in customer sends
+# requests through each vhost, and no PHP request saw the frontend
+# secret.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
 . "$(dirname -- "$0")/../lib/shop.sh"
