@@ -81,8 +81,8 @@ for s in $HTTP_SERVERS; do
 	    --db-defaults "$DBDEF"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
 	expect_pass "$w" 1 2 3 4 5 6 7 8
-	grep -q 'CREATES real orders' <<<"$VOUT" && ok "$w: says up front that it creates orders" ||
-	    fail "$w: warning" "no 'CREATES real orders' line"
+	grep -q 'CREATES up to' <<<"$VOUT" && ok "$w: says up front that it creates orders" ||
+	    fail "$w: warning" "no 'CREATES up to' line"
 	grep -qE '^PASS 1 .*rows: 1 order, ledger SUCCEEDED o-' <<<"$VOUT" &&
 	    ok "$w: check 1 judged by rows" || fail "$w: check 1 rows" "no rows note"
 	grep -qE '^PASS 5 .*OUT_OF_STOCK \(98 of 97\) recorded FAILED_FINAL' <<<"$VOUT" &&
@@ -103,6 +103,7 @@ for s in $HTTP_SERVERS; do
 	expect_sql_value "$w: its orders, all under its prefix" \
 	    "6 6" "$(sql "SELECT COUNT(*), SUM(idempotency_key LIKE 'verify-%')
 	    FROM orders o JOIN order_items i ON i.order_id = o.id WHERE i.sku = '$sku'" | tr '\t' ' ')"
+	[[ -n ${FIRST_SKU:-} ]] || { FIRST_SKU=$sku FIRST_OUT=$VOUT; }
 
 	w="$s, HTTP alone"
 	sku=$(new_sku T7Y 100)
@@ -134,6 +135,7 @@ verify "unknown SKU" --base "$url" --user "$ALICE" --other-user "$BOB" \
 sku=$(new_sku T7Y-low 2)
 verify "low stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku" \
     --db-defaults "$DBDEF"
+LOW_OUT=$VOUT
 [[ $VRC == 2 && $VOUT == *"has 2 units available, 5 needed"* ]] &&
     ok "2 units, rows: refused, exit 2" || fail "low stock" "exit $VRC"
 expect_sql_value "low stock: nothing ordered" 2 "$(stock_of "$sku")"
@@ -143,6 +145,41 @@ verify "no stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
     ok "0 units over HTTP: refused, exit 2" || fail "no stock" "exit $VRC"
 expect_sql_value "no stock: no order" 0 \
     "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
+
+# --- one truth: what it orders, as the tool, README.md and the man page say --
+# The three say it in one sentence: "creates up to N real orders of one
+# unit ..., cancels N of them again ...: N units must be available, and
+# at most N stay sold". numbers: those four from the text on stdin
+# (number words as digits, lines joined).
+numbers() {
+	tr -s ' \t\n' ' ' | sed -E 's/\bone\b/1/gI; s/\btwo\b/2/gI; s/\bthree\b/3/gI; s/\bfour\b/4/gI;
+	    s/\bfive\b/5/gI; s/\bsix\b/6/gI; s/\bseven\b/7/gI; s/\beight\b/8/gI; s/\bnine\b/9/gI' |
+	    sed -nE 's/.*creates up to ([0-9]+) real orders of 1 unit.*cancels ([0-9]+) of them again.*[^0-9]([0-9]+) units must be available, and at most ([0-9]+) stay sold.*/\1 \2 \3 \4/Ip'
+}
+# What a run did (the first --db-defaults one, 100 units): its orders,
+# the cancelled ones, the units sold; the units it needs: what it
+# refused 2 units for, and a run with exactly that many passes.
+did="$(sql "SELECT COUNT(*) FROM orders o JOIN order_items i ON i.order_id = o.id
+    WHERE i.sku = '$FIRST_SKU'") $(sql "SELECT COUNT(*) FROM orders o JOIN order_items i
+    ON i.order_id = o.id WHERE i.sku = '$FIRST_SKU' AND o.status = 'CANCELLED'")"
+need=$(sed -nE 's/.*has 2 units available, ([0-9]+) needed.*/\1/p' <<<"$LOW_OUT")
+did="$did ${need:-?} $((100 - $(stock_of "$FIRST_SKU")))"
+sku=$(new_sku T7Y-exact "${need:-0}")
+verify "exactly the units it needs" --base "$LIGHTTPD_URL$MOUNT" --user "$ALICE" --other-user "$BOB" \
+    --sku "$sku" --db-defaults "$DBDEF"
+[[ $VRC == 0 ]] && ok "a run with exactly the $need units it says it needs: exit 0" ||
+    fail "a run with $need units" "exit $VRC: $(grep -E '^(FAIL|SKIP) ' <<<"$VOUT" | tr '\n' ' ')"
+for src in tool README.md "idemorders-verify(1)"; do
+	case $src in
+	tool) said=$(grep 'CREATES up to' -A3 <<<"$FIRST_OUT" | sed 's/^[^:]*: //' | numbers) ;;
+	README.md) said=$(awk '/^## After a deploy/ { on = 1; next } on && /^## / { exit } on' \
+	    "$REPO/README.md" | numbers) ;;
+	*) said=$(MANPAGER=cat MANWIDTH=1000 man -l "$REPO/man/idemorders-verify.1" 2>/dev/null | numbers) ;;
+	esac
+	[[ -n $said && $said == "$did" ]] &&
+	    ok "$src says what a run does: up to $(cut -d' ' -f1 <<<"$did") orders, $(cut -d' ' -f2 <<<"$did") cancelled, $(cut -d' ' -f3 <<<"$did") units needed, $(cut -d' ' -f4 <<<"$did") sold" ||
+	    fail "$src on what a run orders" "says (orders cancelled needed sold) '${said:-no such sentence}', a run did '$did'"
+done
 
 # --- credentials other than --user: headers and cookie files ----------------
 # basic_header NAME:PASSWORD: Basic auth written as a raw header.

@@ -14,7 +14,9 @@
 #  - the first order through Apache (a2enmod, a2enconf, htpasswd) starts
 #    the service by socket activation; idemorders-verify passes;
 #  - under load (parallel creates through Apache, each its own key),
-#    `systemctl reload idemorders`, a frontend secret rotation,
+#    `systemctl reload idemorders`, a frontend secret rotation, a
+#    database password rotation (idemorders-db-password begin, reload,
+#    end; dbconfig-common's record follows),
 #    `systemctl restart idemorders` and an upgrade (apt-get install of
 #    the same package with a higher version) lose no request: every
 #    create answers 201 and the database holds exactly those orders; the
@@ -412,6 +414,13 @@ during rotate "frontend secret rotation" \
     "idemorders-frontend-secret begin >/dev/null && systemctl reload idemorders && sleep 1 &&
      idemorders-frontend-secret web >/dev/null && systemctl reload apache2 && sleep 1 &&
      idemorders-frontend-secret end >/dev/null && systemctl reload idemorders"
+during dbpw "database password rotation" \
+    "idemorders-db-password begin >/dev/null && systemctl reload idemorders && sleep 1 &&
+     idemorders-db-password end >/dev/null"
+[[ $(cts '. /etc/dbconfig-common/idemorders.conf && echo "$dbc_dbpass"') == "$(ct head -n 1 /etc/idemorders/db-password)" &&
+    ! -e $R/etc/idemorders/db-password.old ]] && ct idemorders check-config >/dev/null 2>&1 &&
+    ok "after the rotation: check-config reaches the database, dbconfig-common's record holds the new password" ||
+    fail "database password rotation" "$(ct idemorders check-config 2>&1 | tail -n 1)"
 during restart "systemctl restart idemorders" "systemctl restart idemorders"
 PID1=$(main_pid)
 [[ $PID1 != "$PID0" && $PID1 != 0 ]] && ok "restart: a new master (pid $PID1)" || fail "restart" "master $PID0 -> $PID1"

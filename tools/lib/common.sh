@@ -16,7 +16,7 @@ FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 TEST_PACKAGES=(jq socat python3 php-cli phpunit nodejs
 	python3-prometheus-client
 	chromium $(command -v npm >/dev/null || echo npm)
-	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db
+	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db git
 	systemd-container debootstrap
 	"${CLUSTER_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}")
 
