@@ -10,7 +10,7 @@
  *		read and its guard + ledger insert + savepoint + stock read
  *		(no lock); then the guarded stock
  *		decrease (the lock) + order + items + its event (guarded) +
-		ledger update + COMMIT
+ *		ledger update + COMMIT
  *		(hex literals, guards)
  *	proc	one prepared CALL of a stored procedure doing all of it
  *		(created by dbtx in the database; needs CREATE ROUTINE)
