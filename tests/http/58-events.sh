@@ -7,7 +7,11 @@
 #  - a replay, a conflict (another body), a final rejection, an input
 #    error and a cancel of a cancelled order write none;
 #  - a create stopped before its COMMIT (a crash there) leaves no event;
-#    one whose answer is dropped after COMMIT has its event.
+#    one whose answer is dropped after COMMIT has its event;
+#  - the audit finds every order with its events, and reports an event
+#    without its order;
+#  - `idemorders expire` purges delivered events older than
+#    event_retention, never a pending or dead one.
 # Through lighttpd and Apache proxy_fcgi, with fresh keys of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
@@ -45,6 +49,7 @@ payload_is() {
 }
 
 body='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000,"note":"t58"}'
+since=$(($(date +%s) - 1))
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")
 	key=$(unique_key "t58-$s")
@@ -130,5 +135,54 @@ post "$url" "$ALICE" "$key" "$body" -H 'X-Idemorders-Fault: after_commit=drop'
 expect_sql "SELECT COUNT(*) FROM orders o JOIN events e ON e.order_id = o.id AND e.seq = 1
     WHERE o.principal_id = 'alice' AND o.idempotency_key = '$key'" 1 \
     "an answer dropped after COMMIT: the order has its event"
+
+# The audit: every order of this script has its events, no event lacks
+# its order; an event whose order does not exist is reported.
+audit() {
+	"$IDEMORDERS_BIN" audit -c "$IDEMORDERS_CONF" --since "@$since" >"$T_TMP/audit.out" 2>&1
+}
+if audit && grep -q '^ok      order_without_event: 0' "$T_TMP/audit.out" &&
+    grep -q '^ok      event_without_order: 0' "$T_TMP/audit.out"; then
+	ok "audit: every order since the start has its events, every event its order"
+else
+	fail "audit" "$(grep -A3 BREACH "$T_TMP/audit.out" | head -n 12)"
+fi
+sql "INSERT INTO events (id, webhook_id, type, order_id, seq, principal_id,
+    payload, created_at, state, next_attempt_at) SELECT MAX(id) + 1000000,
+    'msg_t58_orphan_$$', 'order.created', 999999999, 1, 'alice', '{}',
+    UTC_TIMESTAMP(6), 'dead', UTC_TIMESTAMP(6) FROM idempotency_records"
+audit
+if grep -q "^BREACH  event_without_order: 1" "$T_TMP/audit.out" &&
+    grep -q "msg_t58_orphan_$$ order.created o-999999999 no such order" "$T_TMP/audit.out"; then
+	ok "audit reports an event whose order does not exist"
+else
+	fail "audit orphan event" "$(cat "$T_TMP/audit.out")"
+fi
+sql "DELETE FROM events WHERE webhook_id = 'msg_t58_orphan_$$'"
+
+# Retention: `idemorders expire` purges delivered events older than
+# event_retention (7 d), and no pending one, whatever its age.
+post "$LIGHTTPD_URL" "$ALICE" "$(unique_key t58-old1)" "$body"
+old1=$(jq -r .orderId "$T_TMP/body")
+post "$LIGHTTPD_URL" "$ALICE" "$(unique_key t58-old2)" "$body"
+old2=$(jq -r .orderId "$T_TMP/body")
+# (The order as old as its event, as the audit expects of a purged one.)
+sql "UPDATE orders SET created_at = UTC_TIMESTAMP(6) - INTERVAL 9 DAY WHERE id = ${old1#o-}"
+sql "UPDATE events SET state = 'delivered', delivered_at = UTC_TIMESTAMP(6) - INTERVAL 8 DAY
+    WHERE order_id = ${old1#o-}"
+sql "UPDATE events SET state = 'dead', created_at = UTC_TIMESTAMP(6) - INTERVAL 9 DAY
+    WHERE order_id = ${old2#o-}"
+out=$("$IDEMORDERS_BIN" expire -c "$IDEMORDERS_CONF" 2>&1)
+if [[ $out =~ events_purged=([0-9]+)$ && ${BASH_REMATCH[1]} -ge 1 ]]; then
+	ok "expire: $out"
+else
+	fail "expire" "$out"
+fi
+expect_sql "SELECT COUNT(*) FROM events WHERE order_id = ${old1#o-}" 0 \
+    "a delivered event 8 days old is purged"
+expect_sql "SELECT COUNT(*) FROM events WHERE order_id = ${old2#o-}" 1 \
+    "a dead event 9 days old is kept"
+sql "UPDATE events SET state = 'delivered', created_at = UTC_TIMESTAMP(6),
+    delivered_at = UTC_TIMESTAMP(6) WHERE order_id = ${old2#o-}"
 
 finish
