@@ -103,8 +103,10 @@ event_row_clear(struct event_row *r)
  * Claim up to n due events for lease_ms under token (a relay's own,
  * fresh for each claim) and read them, in one round trip: an UPDATE that
  * takes pending events whose time has come and whose lease (if any) has
- * passed, and whose order has no earlier event still undelivered, COMMIT,
- * then a SELECT of what it took (statement 2's result).  The UPDATE is
+ * passed, and whose order has no earlier event still undelivered, a
+ * SELECT of what it took (statement 1's result), then COMMIT: nothing
+ * stays open between polls (no lock, no metadata lock that DDL would
+ * wait for).  The UPDATE is
  * what decides between relays: on Galera, where SKIP LOCKED locks one
  * node only, certification lets one of two claims of a row commit.
  */
@@ -121,8 +123,7 @@ events_batch_claim(struct db_batch *b, const char *token, long lease_ms,
 	    "< UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM events p "
 	    "WHERE p.order_id = e.order_id AND p.seq < e.seq AND p.state "
 	    "<> 'delivered') ORDER BY e.next_attempt_at LIMIT %d",
-	    lease_ms * 1000, n) != BUF_OK ||
-	    db_batch_commit(b) == -1)
+	    lease_ms * 1000, n) != BUF_OK)
 		return -1;
 	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT id, webhook_id, type, "
 	    "order_id, DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
@@ -131,7 +132,7 @@ events_batch_claim(struct db_batch *b, const char *token, long lease_ms,
 	    buf_adds(&b->sql, " AND state = 'pending' ORDER BY order_id, "
 	    "seq") != BUF_OK)
 		return -1;
-	return 0;
+	return db_batch_commit(b);
 }
 
 /* Copy the column of row into out (size bytes, NUL-terminated). */

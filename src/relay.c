@@ -312,7 +312,7 @@ claim(struct relay *r)
 		return -1;
 	for (i = 0; i < free_slots; i++)
 		event_row_init(&rows[i]);
-	n = events_read_claimed(r->batch.res[2], rows, free_slots);
+	n = events_read_claimed(r->batch.res[1], rows, free_slots);
 	db_batch_reset(&r->batch);
 	for (i = 0; i < n; i++) {
 		while (r->slots[k].busy)

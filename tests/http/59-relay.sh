@@ -15,7 +15,9 @@
 #    lease, the event is delivered with the same webhook-id;
 #  - 410 Gone: the endpoint is disabled (nothing more is sent) until
 #    `idemorders events enable`; then the event goes out;
-#  - SIGTERM: a delivery in flight finishes before the relay exits.
+#  - SIGHUP reloads the configuration; SIGTERM: a delivery in flight
+#    finishes before the relay exits;
+#  - _health answers 200 while the receiver is down.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
 . "$(dirname -- "$0")/../lib/webhooks.sh"
@@ -135,6 +137,8 @@ pending_tried() {
 }
 wait_until 15 pending_tried && ok "with the receiver down the events stay pending, tried again" ||
     fail "receiver down" "$(sql "SELECT state, attempts, last_error FROM events WHERE order_id = ${ids[0]#o-}")"
+req GET "$LIGHTTPD_URL$MOUNT/_health"
+expect_status 200 "_health with the receiver down"
 receiver_start
 all_done() {
 	local o
@@ -235,6 +239,17 @@ if wait_until 20 delivered_ok "$w2" && wait_until 10 delivered_ok "$w"; then
 else
 	fail "after enable" "$(tries "$w2")"
 fi
+
+# --- SIGHUP: the relay reads its configuration again and goes on
+pid=$(relay_pid)
+kill -HUP "$pid"
+reloaded() { grep -q "idemorders\[$pid\] info: relay: configuration reloaded" "$LOGDIR/relay.log"; }
+wait_until 10 reloaded && ok "SIGHUP: the relay reloaded its configuration" ||
+    fail "SIGHUP" "$(tail -n 3 "$LOGDIR/relay.log")"
+o=$(new_order)
+w=$(wid "$o" 1)
+wait_until 15 delivered_ok "$w" && [[ $(relay_pid) == "$pid" ]] &&
+    ok "after the reload the same relay delivers" || fail "after SIGHUP" "$(tries "$w")"
 
 # --- SIGTERM finishes a delivery in flight
 receiver_control '{"status":200,"delayMs":1200,"count":1}'
