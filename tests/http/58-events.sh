@@ -48,6 +48,7 @@ payload_is() {
 	fi
 }
 
+TAB=$'\t'
 body='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000,"note":"t58"}'
 since=$(($(date +%s) - 1))
 for s in $HTTP_SERVERS; do
@@ -57,7 +58,8 @@ for s in $HTTP_SERVERS; do
 	expect_status 201 "$s: create"
 	oid=$(jq -r .orderId "$T_TMP/body")
 	ev=$(events_of "$oid")
-	if [[ $(wc -l <<<"$ev") == 1 && $ev =~ ^order\.created$'\t'1$'\t'alice$'\t'1$'\t'msg_[0-9a-f]{32}$ ]]; then
+	re="^order\\.created${TAB}1${TAB}alice${TAB}1${TAB}msg_[0-9a-f]{32}\$"
+	if [[ $(wc -l <<<"$ev") == 1 && $ev =~ $re ]]; then
 		ok "$s: the create wrote one order.created event for alice ($(cut -f5 <<<"$ev"))"
 	else
 		fail "$s: create's event" "got '$ev'"
@@ -76,7 +78,8 @@ for s in $HTTP_SERVERS; do
 	cancel "$url" "$ALICE" "$ckey" "$oid" '{"reason":"t58"}'
 	expect_status 200 "$s: cancel"
 	ev=$(events_of "$oid")
-	if [[ $(wc -l <<<"$ev") == 2 && $(sed -n 2p <<<"$ev") =~ ^order\.cancelled$'\t'2$'\t'alice$'\t'1$'\t'msg_[0-9a-f]{32}$ &&
+	re="^order\\.cancelled${TAB}2${TAB}alice${TAB}1${TAB}msg_[0-9a-f]{32}\$"
+	if [[ $(wc -l <<<"$ev") == 2 && $(sed -n 2p <<<"$ev") =~ $re &&
 	    $(sed -n 2p <<<"$ev" | cut -f5) != "$wid" && $(sed -n 1p <<<"$ev" | cut -f5) == "$wid" ]]; then
 		ok "$s: the cancel wrote one order.cancelled event with a webhook-id of its own"
 	else

@@ -87,8 +87,9 @@ fi
 wait_until 5 state_is "$w2" delivered &&
     ok "the event rows are delivered" || fail "event state" "$(event_state "$w2")"
 
-# --- the verifier refuses what was not sent as signed: capture one
-# delivery's exact bytes with a second listener the relay never sees.
+# --- the verifier refuses what was not signed with the secret, or not
+# lately: the body of a delivered event (rebuilt from its row, as the
+# relay builds it), signed by the npm library, then altered.
 sig_of() {	# ID TIMESTAMP BODY [SECRET]: a signature by the npm library
 	NODE_PATH=$WEBHOOKS_NODE_DIR/node_modules node -e '
 	    const { Webhook } = require("standardwebhooks");
@@ -106,9 +107,6 @@ payload=$(sql "SELECT CONCAT('{\"type\":\"', type, '\",\"timestamp\":\"',
     FROM events WHERE webhook_id = '$w1'")
 now=$(date +%s)
 good=$(sig_of "$w1" "$now" "$payload")
-# The relay's own signature for this body and time is what the library
-# makes: compare with a fresh signature by idemorders' code path, the
-# delivery just verified above; here the library's own, sent again.
 [[ $(send "$w1" "$now" "$good" "$payload") == 200 ]] &&
     ok "the receiver takes a correctly signed delivery sent again" ||
     fail "good signature" "refused"
@@ -125,7 +123,7 @@ wrong="whsec_$(head -c 32 /dev/zero | base64)"
 # --- the receiver down, then up
 receiver_stop
 ids=()
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	o=$(new_order)
 	cancel_order "$o"
 	ids+=("$o")
