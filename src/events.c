@@ -273,3 +273,38 @@ events_batch_endpoint(struct db_batch *b, const char *url)
 		return -1;
 	return 0;
 }
+
+/*
+ * Read what the outbox holds (two results from statement first on):
+ * pending events and the age of the oldest, dead events; both from the
+ * state prefix of events_due, one row read per pending event.
+ */
+int
+events_batch_stats(struct db_batch *b)
+{
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*), "
+	    "IFNULL(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), "
+	    "UTC_TIMESTAMP(6)), 0) FROM events WHERE state = 'pending'") == -1 ||
+	    db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*) FROM events "
+	    "WHERE state = 'dead'") == -1)
+		return -1;
+	return 0;
+}
+
+/* The results of events_batch_stats() at statement first. */
+void
+events_read_stats(struct db_batch *b, int first, struct event_stats *st)
+{
+	MYSQL_ROW	 row;
+
+	memset(st, 0, sizeof(*st));
+	if (b->res[first] != NULL &&
+	    (row = mysql_fetch_row(b->res[first])) != NULL) {
+		st->pending = row[0] != NULL ? strtoll(row[0], NULL, 10) : 0;
+		st->oldest_pending_us = row[1] != NULL ?
+		    strtoll(row[1], NULL, 10) : 0;
+	}
+	if (b->res[first + 1] != NULL &&
+	    (row = mysql_fetch_row(b->res[first + 1])) != NULL)
+		st->dead = row[0] != NULL ? strtoll(row[0], NULL, 10) : 0;
+}

@@ -40,6 +40,13 @@ enum event_outcome {
 
 #define EVENT_TOKEN_MAX		64	/* a claim's lease owner */
 
+/* What the outbox holds now, for the metrics. */
+struct event_stats {
+	long long	 pending;
+	long long	 oldest_pending_us;	/* 0: none pending */
+	long long	 dead;
+};
+
 const char	*event_type_name(enum event_type);
 void		 event_row_init(struct event_row *);
 void		 event_row_clear(struct event_row *);
@@ -52,6 +59,8 @@ int		 events_batch_settle(struct db_batch *,
 int		 events_batch_disable(struct db_batch *, const char *,
 		    const char *);
 int		 events_batch_endpoint(struct db_batch *, const char *);
+int		 events_batch_stats(struct db_batch *);
+void		 events_read_stats(struct db_batch *, int, struct event_stats *);
 int		 events_webhook_id(char *, size_t);
 int		 events_batch_add(struct db_batch *, unsigned long long,
 		    enum event_type, unsigned long long, const struct buf *);
