@@ -13,6 +13,8 @@
 #    given up and sent again with the same webhook-id;
 #  - the relay killed (SIGKILL) while a delivery is in flight: after its
 #    lease, the event is delivered with the same webhook-id;
+#  - an event older than event_max_age that fails is dead, listed by
+#    `idemorders events list --state dead`, sent by `events redeliver`;
 #  - 410 Gone: the endpoint is disabled (nothing more is sent) until
 #    `idemorders events enable`; then the event goes out;
 #  - SIGHUP reloads the configuration; SIGTERM: a delivery in flight
@@ -237,6 +239,29 @@ if wait_until 20 delivered_ok "$w2" && wait_until 10 delivered_ok "$w"; then
 else
 	fail "after enable" "$(tries "$w2")"
 fi
+
+# --- dead letter: an event older than event_max_age (3 d) that fails is
+# dead, listed, and delivered by `idemorders events redeliver`.
+pid=$(relay_pid)
+kill -STOP "$pid"
+o=$(new_order)
+w=$(wid "$o" 1)
+sql "UPDATE events SET created_at = created_at - INTERVAL 4 DAY WHERE webhook_id = '$w'"
+receiver_control '{"status":500,"count":1}'
+kill -CONT "$pid"
+is_dead() { state_is "$w" dead; }
+wait_until 15 is_dead && ok "an event 4 days old answered 500: dead-lettered" ||
+    fail "dead letter" "$(sql "SELECT state, attempts, last_error FROM events WHERE webhook_id = '$w'")"
+"$IDEMORDERS_BIN" events -c "$IDEMORDERS_CONF" list --state dead >"$T_TMP/dead.out" 2>&1
+grep -q "^$w	order.created	$o	dead	1	" "$T_TMP/dead.out" &&
+    ok "idemorders events list --state dead lists it" || fail "events list" "$(cat "$T_TMP/dead.out")"
+"$IDEMORDERS_BIN" events -c "$IDEMORDERS_CONF" redeliver "$w" >"$T_TMP/redo.out" 2>&1 ||
+    fail "events redeliver" "$(cat "$T_TMP/redo.out")"
+wait_until 15 delivered_ok "$w" && wait_until 5 state_is "$w" delivered &&
+    ok "idemorders events redeliver: delivered, same webhook-id" ||
+    fail "after redeliver" "$(tries "$w")"
+# The order of a moment ago is back to its real age for the audit.
+sql "UPDATE events SET created_at = created_at + INTERVAL 4 DAY WHERE webhook_id = '$w'"
 
 # --- SIGHUP: the relay reads its configuration again and goes on
 pid=$(relay_pid)
