@@ -161,9 +161,8 @@ done
     fail "per-order order" "$(cat "$RECEIVER_LOG" | tail -n 12)"
 
 # --- 500, then delivered
-receiver_control '{"status":500,"count":2}'
-o=$(new_order)
-w=$(wid "$o" 1)
+fault_next '{"status":500,"count":2}'
+w=$W
 if wait_until 20 delivered_ok "$w"; then
 	got=$(tries "$w" | jq -r .status | tr '\n' ' ')
 	[[ $got == "500 500 200 " ]] && ok "500 twice, then delivered: $got" || fail "500s" "answers $got"
@@ -172,9 +171,8 @@ else
 fi
 
 # --- 429 with Retry-After: 2
-receiver_control '{"status":429,"retryAfter":"2","count":1}'
-o=$(new_order)
-w=$(wid "$o" 1)
+fault_next '{"status":429,"retryAfter":"2","count":1}'
+w=$W
 if wait_until 20 delivered_ok "$w"; then
 	gap=$(tries "$w" | jq -s '.[1].at - .[0].answeredAt')
 	[[ $gap -ge 2000 ]] && ok "429 Retry-After: 2: the next try came $gap ms later" ||
@@ -184,9 +182,8 @@ else
 fi
 
 # --- an answer slower than the timeout (2 s)
-receiver_control '{"status":200,"delayMs":3500,"count":1}'
-o=$(new_order)
-w=$(wid "$o" 1)
+fault_next '{"status":200,"delayMs":3500,"count":1}'
+w=$W
 # Both tries logged: the first one once the receiver answered it, late.
 two_tries() { delivered_ok "$w" && [[ $(tries "$w" | jq -s 'length') -ge 2 ]]; }
 if wait_until 25 two_tries; then
@@ -198,9 +195,8 @@ grep -q "event $w .*Operation timed out\|event $w .*Timeout" "$LOGDIR/relay.log"
     ok "the relay logged the timeout" || fail "relay log" "no timeout line for $w"
 
 # --- SIGKILL while a delivery is in flight
-receiver_control '{"status":200,"delayMs":8000,"count":1}'
-o=$(new_order)
-w=$(wid "$o" 1)
+fault_next '{"status":200,"delayMs":8000,"count":1}'
+w=$W
 # in_flight: the event of $w is claimed and not yet settled.
 in_flight() {
 	[[ $(sql "SELECT lease_owner IS NOT NULL AND state = 'pending' FROM events WHERE webhook_id = '$w'") == 1 ]]
@@ -218,9 +214,8 @@ else
 fi
 
 # --- 410 Gone disables the endpoint
-receiver_control '{"status":410,"count":1}'
-o=$(new_order)
-w=$(wid "$o" 1)
+fault_next '{"status":410,"count":1}'
+w=$W
 disabled() { [[ $(sql "SELECT COUNT(*) FROM event_endpoints WHERE disabled_at IS NOT NULL") == 1 ]]; }
 wait_until 15 disabled && ok "410: the endpoint is recorded disabled" ||
     fail "410" "no disabled endpoint"
@@ -242,13 +237,12 @@ fi
 
 # --- dead letter: an event older than event_max_age (3 d) that fails is
 # dead, listed, and delivered by `idemorders events redeliver`.
-pid=$(relay_pid)
-kill -STOP "$pid"
+hold_relay
 o=$(new_order)
 w=$(wid "$o" 1)
 sql "UPDATE events SET created_at = created_at - INTERVAL 4 DAY WHERE webhook_id = '$w'"
-receiver_control '{"status":500,"count":1}'
-kill -CONT "$pid"
+receiver_control "{\"status\":500,\"count\":1,\"id\":\"$w\"}"
+release_relay
 is_dead() { state_is "$w" dead; }
 wait_until 15 is_dead && ok "an event 4 days old answered 500: dead-lettered" ||
     fail "dead letter" "$(sql "SELECT state, attempts, last_error FROM events WHERE webhook_id = '$w'")"
@@ -275,9 +269,8 @@ wait_until 15 delivered_ok "$w" && [[ $(relay_pid) == "$pid" ]] &&
     ok "after the reload the same relay delivers" || fail "after SIGHUP" "$(tries "$w")"
 
 # --- SIGTERM finishes a delivery in flight
-receiver_control '{"status":200,"delayMs":1200,"count":1}'
-o=$(new_order)
-w=$(wid "$o" 1)
+fault_next '{"status":200,"delayMs":1200,"count":1}'
+w=$W
 wait_until 10 in_flight || fail "in flight" "the event was not claimed"
 pid=$(relay_pid)
 kill -TERM "$pid"

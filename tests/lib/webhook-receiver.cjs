@@ -11,8 +11,9 @@
 //                   id, ts, verified, why (when not), type, orderId,
 //                   status (the answer), dup (the id was seen verified).
 // POST /_control    {"status": N, "retryAfter": "S", "delayMs": N,
-//                   "count": N}: the next count verified deliveries (all
-//                   while count is absent) get that answer, after
+//                   "count": N, "id": ID}: the next count verified
+//                   deliveries (all while count is absent) of webhook-id
+//                   ID (of any while it is absent) get that answer, after
 //                   delayMs; {} restores 200 at once.
 // GET /_health      200
 'use strict';
@@ -63,6 +64,7 @@ const server = http.createServer(async (req, res) => {
 		rec.orderStatus = ev.data && ev.data.status;
 		rec.dup = seen.has(rec.id);
 		if (control.status !== undefined &&
+		    (control.id === undefined || control.id === rec.id) &&
 		    (control.count === undefined || control.count > 0)) {
 			status = control.status;
 			delay = control.delayMs || 0;

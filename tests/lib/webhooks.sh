@@ -11,6 +11,8 @@
 #   delivered_ok ID         true once ID was answered 2xx, verified
 #   relay_pid               the stack's relay's pid
 #   relay_restart           start the stack's relay again (tools/dev up)
+#   fault_next JSON         a new order (O) whose event (W) alone gets the
+#                           control JSON (new_order is the script's)
 
 STANDARDWEBHOOKS_VERSION=1.3.0
 WEBHOOKS_NODE_DIR=$REPO/var/node-webhooks
@@ -91,9 +93,30 @@ relay_pid() {
 	    grep -q -- ' relay -c ' && echo "$pid"
 }
 
+# hold_relay / release_relay: stop the relay's process for a moment (so
+# that a control can name an event before its first delivery).
+hold_relay() {
+	HELD=$(relay_pid) && kill -STOP "$HELD"
+}
+release_relay() {
+	[[ -z ${HELD:-} ]] || kill -CONT "$HELD"
+	HELD=
+}
+
+# fault_next JSON: a new order whose order.created gets the answer JSON
+# (a receiver control without its id) on its first deliveries; sets O
+# and W (its webhook-id).
+fault_next() {
+	hold_relay
+	O=$(new_order)
+	W=$(sql "SELECT webhook_id FROM events WHERE order_id = ${O#o-} AND seq = 1")
+	receiver_control "${1%\}},\"id\":\"$W\"}"
+	release_relay
+}
+
 relay_restart() {
 	"$DEV" up >"$T_TMP/up.out" 2>&1 || fail "tools/dev up" "$(tail -n 5 "$T_TMP/up.out")"
 	relay_pid >/dev/null || fail "relay" "not running after tools/dev up"
 }
 
-trap 'receiver_stop; rm -rf "$T_TMP"' EXIT
+trap 'release_relay; receiver_stop; rm -rf "$T_TMP"' EXIT
