@@ -9,7 +9,8 @@
  *	batched	two round trips, as the service sends them: the fresh ledger
  *		read and its guard + ledger insert + savepoint + stock read
  *		(no lock); then the guarded stock
- *		decrease (the lock) + order + items + ledger update + COMMIT
+ *		decrease (the lock) + order + items + its event (guarded) +
+ *		ledger update + COMMIT
  *		(hex literals, guards)
  *	proc	one prepared CALL of a stored procedure doing all of it
  *		(created by dbtx in the database; needs CREATE ROUTINE)
@@ -38,6 +39,7 @@
 #include "conf.h"
 #include "db.h"
 #include "db_batch.h"
+#include "events.h"
 #include "fingerprint.h"
 #include "ledger.h"
 #include "log.h"
@@ -314,6 +316,8 @@ batched_tx(struct db *db, const struct ledger_scope *scope,
 	if (store_batch_take(b, in, rows) == -1 ||
 	    store_batch_order(b, id, scope->principal, scope->key, in,
 	    time(NULL)) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
+	    events_batch_add(b, id, EVENT_ORDER_CREATED, id,
+	    &resp->body) == -1 ||
 	    ledger_batch_finish(b, id, LEDGER_SUCCEEDED, resp, oid) == -1 ||
 	    db_batch_commit(b) == -1)
 		return DB_ERROR;

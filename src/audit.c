@@ -52,6 +52,7 @@ enum audit_param {
 	AP_NONE = 0,
 	AP_PURGE_AGE,		/* youngest order that may lack its row, s */
 	AP_RETENTION,		/* key_retention, s */
+	AP_EVENT_AGE,		/* event_retention (0: for ever), s */
 };
 
 struct audit_check {
@@ -200,6 +201,34 @@ static const struct audit_check checks[] = {
 	  "expires_at) FROM idempotency_records "
 	  "WHERE created_at >= FROM_UNIXTIME(@S) "
 	  "AND ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - @P) > 1" },
+	{ "order_without_event",
+	  "orders committed since the outbox (schema 008_events) without "
+	  "their order.created event or, cancelled, their order.cancelled; "
+	  "younger than event_retention, so that none may have been purged",
+	  AP_EVENT_AGE,
+	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
+	  "' status=', o.status, ' created_at=', o.created_at, "
+	  "IF(c.id IS NULL, ' no order.created', ''), "
+	  "IF(o.status = 'CANCELLED' AND x.id IS NULL, ' no order.cancelled', "
+	  "'')) FROM orders o "
+	  "LEFT JOIN events c ON c.order_id = o.id AND c.seq = 1 "
+	  "LEFT JOIN events x ON x.order_id = o.id AND x.seq = 2 "
+	  "WHERE o.created_at >= FROM_UNIXTIME(@S) "
+	  "AND o.created_at > (SELECT applied_at FROM schema_migrations "
+	  "WHERE version = '008_events') "
+	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL @P SECOND "
+	  "AND (c.id IS NULL OR (o.status = 'CANCELLED' AND x.id IS NULL))" },
+	{ "event_without_order",
+	  "events whose order does not exist, belongs to another principal, "
+	  "or (order.cancelled) is not CANCELLED",
+	  AP_NONE,
+	  "SELECT e.webhook_id, CONCAT(e.type, ' o-', e.order_id, "
+	  "IF(o.id IS NULL, ' no such order', CONCAT(' order ', o.status, "
+	  "' of ', o.principal_id, ', event of ', e.principal_id))) "
+	  "FROM events e LEFT JOIN orders o ON o.id = e.order_id "
+	  "WHERE e.created_at >= FROM_UNIXTIME(@S) AND (o.id IS NULL "
+	  "OR NOT " SAME("o.principal_id", "e.principal_id") " "
+	  "OR (e.seq = 2 AND o.status <> 'CANCELLED'))" },
 	{ "unknown_status",
 	  "ledger rows whose status is none of PROCESSING, SUCCEEDED, "
 	  "FAILED_FINAL, EXPIRED",
@@ -465,7 +494,12 @@ audit_run(const struct conf *conf, int json, long long since, FILE *fp)
 		goto out;
 	}
 	for (i = 0; i < NCHECKS; i++) {
-		param = checks[i].param == AP_PURGE_AGE ? purge_age : retention;
+		if (checks[i].param == AP_EVENT_AGE)
+			param = conf->event_retention_ms > 0 ?
+			    conf->event_retention_ms / 1000 : AUDIT_FOREVER_S;
+		else
+			param = checks[i].param == AP_PURGE_AGE ? purge_age :
+			    retention;
 		if (run_check(&db, &checks[i], param, since, &res[i]) == -1) {
 			fprintf(stderr, "idemorders audit: %s: %s\n",
 			    checks[i].name, db.last_error);

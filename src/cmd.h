@@ -45,6 +45,8 @@ extern const struct cmd_entry	cmd_check_config_entry;
 extern const struct cmd_entry	cmd_expire_entry;
 extern const struct cmd_entry	cmd_audit_entry;
 extern const struct cmd_entry	cmd_stock_entry;
+extern const struct cmd_entry	cmd_relay_entry;
+extern const struct cmd_entry	cmd_events_entry;
 
 void		 cmd_usage(const struct cmd_entry *, FILE *);
 void		 cmd_summary(const struct cmd_entry *, FILE *);

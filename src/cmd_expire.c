@@ -17,8 +17,9 @@ static int	cmd_expire(struct cmd_line *);
 const struct cmd_entry cmd_expire_entry = {
 	"expire",
 	"[-c FILE] [--batch N] [--pause DURATION] [--dry-run]",
-	"turn expired idempotency keys into tombstones and purge old "
+	"turn expired idempotency keys into tombstones, purge old "
 	"tombstones\n"
+	"and delivered events older than event_retention\n"
 	"(--batch: rows per transaction; --pause: wait after each full batch;\n"
 	"--dry-run: count, change nothing)",
 	cmd_expire
@@ -75,9 +76,9 @@ cmd_expire(struct cmd_line *cl)
 	if (expire_run(conf, batch ? batch : conf->expire_batch,
 	    pause_ms >= 0 ? (long)pause_ms : conf->expire_pause_ms, dry_run,
 	    &st) == 0) {
-		printf("%sexpired=%lld purged=%lld batches=%ld\n",
-		    dry_run ? "dry-run: " : "", st.expired, st.purged,
-		    st.batches);
+		printf("%sexpired=%lld purged=%lld batches=%ld "
+		    "events_purged=%lld\n", dry_run ? "dry-run: " : "",
+		    st.expired, st.purged, st.batches, st.events_purged);
 		rc = CMD_OK;
 	} else
 		rc = CMD_FAILED;

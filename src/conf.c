@@ -19,6 +19,7 @@
 #include "peers.h"
 #include "secret.h"
 #include "text.h"
+#include "webhook.h"
 
 #define CONF_FILE_MAX	(1024 * 1024)
 #define CONF_LINE_MAX	4096
@@ -39,6 +40,8 @@ enum conf_type {
 	T_MOUNT,
 	T_PASSWORD_FILE,
 	T_SECRET_FILE,
+	T_WEBHOOK_SECRET_FILE,	/* one line: "whsec_" and base64 */
+	T_URL,		/* http:// or https:// */
 	T_PRINCIPAL_VAR, /* a variable the web server's authentication sets */
 	T_SECRET_VAR,	/* a variable no request can set */
 	T_PEERS,
@@ -163,6 +166,15 @@ static const struct conf_key conf_keys[] = {
 	{ "retry_backoff_max",	T_DURATION,	F(retry_backoff_max_ms), 1, 600000 },
 	{ "expire_batch",	T_LONG,		F(expire_batch), 1, 1000000 },
 	{ "expire_pause",	T_DURATION,	F(expire_pause_ms), 0, 60000 },
+	{ "webhook_url",	T_URL,		F(webhook_url), 0, 0 },
+	{ "webhook_secret_file", T_WEBHOOK_SECRET_FILE, F(webhook_secret), 0, 0 },
+	{ "webhook_timeout",	T_DURATION,	F(webhook_timeout_ms), 100, 120000 },
+	{ "event_max_age",	T_LDURATION,	F(event_max_age_ms), 1000, 365 * DAY_MS },
+	{ "event_retention",	T_LDURATION,	F(event_retention_ms), 0, 36500 * DAY_MS },
+	{ "event_poll",		T_DURATION,	F(event_poll_ms), 50, 60000 },
+	{ "event_backoff",	T_DURATION,	F(event_backoff_ms), 10, 3600000 },
+	{ "event_backoff_max",	T_DURATION,	F(event_backoff_max_ms), 10, 86400000 },
+	{ "relay_concurrency",	T_INT,		F(relay_concurrency), 1, 256 },
 };
 
 /* Fill every field with its documented default. */
@@ -199,6 +211,13 @@ conf_defaults(struct conf *c)
 	c->retry_backoff_max_ms = 1000;
 	c->expire_batch = 1000;
 	c->expire_pause_ms = 200;
+	c->webhook_timeout_ms = 10000;
+	c->event_max_age_ms = 3 * DAY_MS;
+	c->event_retention_ms = 7 * DAY_MS;
+	c->event_poll_ms = 500;
+	c->event_backoff_ms = 1000;
+	c->event_backoff_max_ms = 3600000;
+	c->relay_concurrency = 8;
 }
 
 /* Release every string the configuration owns. */
@@ -221,6 +240,7 @@ conf_clear(struct conf *c)
 			free(c->frontend_secret_prev);
 			c->frontend_secret_prev = NULL;
 			/* FALLTHROUGH */
+		case T_WEBHOOK_SECRET_FILE:
 		case T_OPTSTRING:
 			/* Secrets are wiped before they are freed. */
 			sp = (char **)((char *)c + conf_keys[i].off);
@@ -236,6 +256,7 @@ conf_clear(struct conf *c)
 		case T_PRINCIPAL_VAR:
 		case T_SECRET_VAR:
 		case T_PEERS:
+		case T_URL:
 			sp = (char **)((char *)c + conf_keys[i].off);
 			free(*sp);
 			*sp = NULL;
@@ -529,6 +550,20 @@ check_string(const struct conf_key *k, const char *v, char *err,
 	case T_PRINCIPAL_VAR:
 	case T_SECRET_VAR:
 		return check_var(k, v, err, errsz);
+	case T_URL:
+		if ((strncmp(v, "http://", 7) != 0 || v[7] == '\0') &&
+		    (strncmp(v, "https://", 8) != 0 || v[8] == '\0')) {
+			snprintf(err, errsz, "%s must be an http:// or "
+			    "https:// URL", k->name);
+			return -1;
+		}
+		if (strlen(v) > 2048 || strpbrk(v, " \t\"<>\\") != NULL) {
+			snprintf(err, errsz, "%s must be a URL of at most "
+			    "2048 bytes without blanks, quotes or <>",
+			    k->name);
+			return -1;
+		}
+		return 0;
 	case T_PEERS:
 		if (peers_check(v, msg, sizeof(msg)) == -1) {
 			snprintf(err, errsz, "allow_peers: \"%s\" is not an "
@@ -651,7 +686,8 @@ static int
 set_secret(struct conf *c, const struct conf_key *k, const char *path,
     char *err, size_t errsz)
 {
-	char	*secret, *prev = NULL;
+	struct webhook_key key;
+	char	*secret, *prev = NULL, msg[256];
 	int	 lines = k->type == T_SECRET_FILE ? 2 : 1;
 
 	if (secret_read_file(path, lines, &secret, err, errsz) == -1)
@@ -664,6 +700,15 @@ set_secret(struct conf *c, const struct conf_key *k, const char *path,
 		}
 		replace_secret(&c->frontend_secret_prev, prev);
 	}
+	if (k->type == T_WEBHOOK_SECRET_FILE &&
+	    webhook_key_parse(secret, &key, msg, sizeof(msg)) == -1) {
+		explicit_bzero(&key, sizeof(key));
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
+		snprintf(err, errsz, "%s: %s", path, msg);
+		return -1;
+	}
+	explicit_bzero(&key, sizeof(key));
 	replace_secret((char **)(void *)((char *)c + k->off), secret);
 	return 0;
 }
@@ -693,6 +738,7 @@ conf_set(struct conf *c, const struct conf_key *k, const char *v,
 		return set_number(field, k, v, err, errsz);
 	case T_PASSWORD_FILE:
 	case T_SECRET_FILE:
+	case T_WEBHOOK_SECRET_FILE:
 		return set_secret(c, k, v, err, errsz);
 	case T_OPTSTRING:
 		if (*v != '\0')
@@ -934,6 +980,17 @@ conf_check(const struct conf *c, const char *name, int listen_line,
 		snprintf(err, errsz, "%s: tombstone_retention (%s) is shorter "
 		    "than key_retention (%s): a tombstone must outlive the key "
 		    "it ends (0 keeps tombstones for ever)", name, a, b);
+		return -1;
+	}
+	if ((c->webhook_url == NULL) != (c->webhook_secret == NULL)) {
+		snprintf(err, errsz, "%s: webhook_url and webhook_secret_file "
+		    "go together: events are signed with the endpoint's "
+		    "secret", name);
+		return -1;
+	}
+	if (c->event_backoff_max_ms < c->event_backoff_ms) {
+		snprintf(err, errsz, "%s: event_backoff_max is smaller than "
+		    "event_backoff", name);
 		return -1;
 	}
 	if (c->retry_backoff_max_ms < c->retry_backoff_ms) {

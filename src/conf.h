@@ -69,6 +69,17 @@ struct conf {
 	long		 retry_backoff_max_ms;
 	long		 expire_batch;
 	long		 expire_pause_ms;
+
+	/* events and the relay */
+	char		*webhook_url;		/* NULL: no endpoint */
+	char		*webhook_secret;	/* webhook_secret_file: "whsec_..." */
+	long		 webhook_timeout_ms;
+	long long	 event_max_age_ms;
+	long long	 event_retention_ms;
+	long		 event_poll_ms;
+	long		 event_backoff_ms;
+	long		 event_backoff_max_ms;
+	int		 relay_concurrency;
 };
 
 void	conf_defaults(struct conf *);

@@ -4,7 +4,8 @@
  * become EXPIRED tombstones: response dropped, fingerprint and
  * resource_id kept, so that a late retry still gets 410 and never a new
  * order.  PROCESSING rows are never touched by time alone.  Tombstones
- * older than tombstone_retention are deleted (0 keeps them).
+ * older than tombstone_retention are deleted (0 keeps them), and so are
+ * delivered events older than event_retention (0 keeps them).
  *
  * Each batch is one short transaction of at most `batch` rows, so live
  * traffic waits at most one batch, and the job pauses `pause` ms after
@@ -53,6 +54,13 @@ static const char *const q_expire[] = {
 static const char q_purge[] = "DELETE FROM idempotency_records "
     "WHERE tombstone_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
     "ORDER BY tombstone_at LIMIT ?";
+/* Delivered events older than event_retention (0 keeps them). */
+static const char q_purge_events[] = "DELETE FROM events "
+    "WHERE delivered_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
+    "AND state = 'delivered' ORDER BY delivered_at LIMIT ?";
+static const char q_count_events[] = "SELECT COUNT(*) FROM events "
+    "WHERE delivered_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
+    "AND state = 'delivered'";
 #define EXPIRE_TRIES	20	/* attempts of one batch */
 
 static const char q_count_expire[] = "SELECT COUNT(*) FROM "
@@ -183,6 +191,10 @@ expire_run(const struct conf *conf, long batch, long pause_ms, int dry_run,
 		if (rc == DB_OK && conf->tombstone_retention_ms > 0)
 			rc = run(&db, q_count_purge, sizeof(q_count_purge) - 1,
 			    p, 1, 1, &st->purged);
+		p[0] = conf->event_retention_ms / 1000;
+		if (rc == DB_OK && conf->event_retention_ms > 0)
+			rc = run(&db, q_count_events, sizeof(q_count_events) -
+			    1, p, 1, 1, &st->events_purged);
 		db_rollback(&db);
 		goto out;
 	}
@@ -196,6 +208,12 @@ expire_run(const struct conf *conf, long batch, long pause_ms, int dry_run,
 		p[1] = batch;
 		rc = batches(&db, q_purge, sizeof(q_purge) - 1, p, 2, batch,
 		    pause_ms, &st->purged, &st->batches);
+	}
+	if (rc == DB_OK && conf->event_retention_ms > 0) {
+		p[0] = conf->event_retention_ms / 1000;
+		p[1] = batch;
+		rc = batches(&db, q_purge_events, sizeof(q_purge_events) - 1, p,
+		    2, batch, pause_ms, &st->events_purged, &st->batches);
 	}
 out:
 	if (rc != DB_OK)

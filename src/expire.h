@@ -7,6 +7,7 @@ struct conf;
 struct expire_stats {
 	long long	 expired;
 	long long	 purged;
+	long long	 events_purged;	/* delivered events */
 	long		 batches;
 };
 

@@ -16,6 +16,8 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_expire_entry,
 	&cmd_audit_entry,
 	&cmd_stock_entry,
+	&cmd_relay_entry,
+	&cmd_events_entry,
 };
 
 #define CMD_COUNT	(sizeof(cmd_table) / sizeof(cmd_table[0]))

@@ -433,3 +433,32 @@ metrics_render(const struct metrics_snapshot *s, struct buf *b)
 		    s->in_flight);
 	return rc;
 }
+
+/*
+ * The outbox's gauges, read from the database at the scrape: pending
+ * events, the age of the oldest (seconds), dead-lettered events.
+ */
+int
+metrics_render_events(long long pending, long long oldest_us, long long dead,
+    struct buf *b)
+{
+	int	 rc;
+
+	rc = family(b, "idemorders_events_pending", "gauge", "Events not yet "
+	    "delivered (nor dead-lettered).");
+	if (rc == BUF_OK)
+		rc = buf_printf(b, "idemorders_events_pending %lld\n", pending);
+	if (rc == BUF_OK)
+		rc = family(b, "idemorders_events_oldest_pending_age_seconds",
+		    "gauge", "Age of the oldest pending event (0: none).");
+	if (rc == BUF_OK)
+		rc = buf_printf(b, "idemorders_events_oldest_pending_age_seconds "
+		    "%lld.%06lld\n", oldest_us / 1000000, oldest_us % 1000000);
+	if (rc == BUF_OK)
+		rc = family(b, "idemorders_events_dead", "gauge", "Events "
+		    "dead-lettered after event_max_age (idemorders events "
+		    "redeliver).");
+	if (rc == BUF_OK)
+		rc = buf_printf(b, "idemorders_events_dead %lld\n", dead);
+	return rc;
+}

@@ -87,5 +87,6 @@ void	metrics_snapshot(struct metrics_snapshot *);
 enum outcome metrics_label_of(int, enum outcome);
 int	metrics_bucket_of(double);
 int	metrics_render(const struct metrics_snapshot *, struct buf *);
+int	metrics_render_events(long long, long long, long long, struct buf *);
 
 #endif

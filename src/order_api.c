@@ -5,6 +5,8 @@
 
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
+#include "events.h"
 #include "fault.h"
 #include "fingerprint.h"
 #include "idem_key.h"
@@ -92,9 +94,13 @@ get_order(struct db *db, const char *principal, unsigned long long id,
  * loopback address, whatever the web server lets through.
  */
 static void
-handle_metrics(const struct request *req, struct response *resp)
+handle_metrics(struct db *db, const struct conf *conf,
+    const struct request *req, struct response *resp)
 {
 	struct metrics_snapshot	 s;
+	struct event_stats	 ev;
+	struct db_batch		 b;
+	int			 rc;
 
 	if (!peers_addr_is_loopback(req->remote_addr)) {
 		response_error(resp, 403, PROBLEM_FORBIDDEN, "metrics are "
@@ -106,9 +112,32 @@ handle_metrics(const struct request *req, struct response *resp)
 	resp->status = 200;
 	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "text/plain; version=0.0.4");
-	if (metrics_render(&s, &resp->body) != 0)
+	if (metrics_render(&s, &resp->body) != 0) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "metrics too "
 		    "large");
+		return;
+	}
+	/* The outbox, from the database; left out when it does not answer. */
+	db_batch_init(&b);
+	read_deadline(db, conf);
+	rc = db_ensure(db);
+	if (rc == DB_OK && events_batch_stats(&b) == -1)
+		rc = DB_ERROR;
+	if (rc == DB_OK)
+		rc = db_batch_run(db, &b);
+	if (rc == DB_OK) {
+		events_read_stats(&b, 0, &ev);
+		db_end_read(db);
+		if (metrics_render_events(ev.pending, ev.oldest_pending_us,
+		    ev.dead, &resp->body) != 0)
+			response_error(resp, 500, PROBLEM_INTERNAL_ERROR,
+			    "metrics too large");
+	} else {
+		log_info("metrics: the outbox's gauges left out: %s",
+		    db->last_error);
+		db_rollback(db);
+	}
+	db_batch_clear(&b);
 }
 
 /* GET /orders/{orderId}: the order as it is now, for its owner only. */
@@ -375,7 +404,7 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		handle_get(db, conf, req, m.arg, resp);
 		break;
 	case ROUTE_METRICS:
-		handle_metrics(req, resp);
+		handle_metrics(db, conf, req, resp);
 		break;
 	case ROUTE_ORDERS:
 		result = handle_create(db, conf, req, resp);

@@ -32,6 +32,7 @@
 #include "db.h"
 #include "db_batch.h"
 #include "engine.h"
+#include "events.h"
 #include "fault.h"
 #include "ledger.h"
 #include "order_cancel.h"
@@ -122,7 +123,9 @@ cancel_work(struct engine *e, struct response *resp)
 	    &none, resp);
 	if (a != ENGINE_NEXT)
 		return a;
-	if (ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
+	if (events_batch_add(b, e->id, EVENT_ORDER_CANCELLED, s->req->order,
+	    &resp->body) == -1 ||
+	    ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
 	    s->view.id) == -1)
 		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &none, resp);

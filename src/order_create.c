@@ -29,6 +29,7 @@
 #include "db.h"
 #include "db_batch.h"
 #include "engine.h"
+#include "events.h"
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
@@ -219,7 +220,9 @@ step_finish(struct engine *e, struct response *resp)
 	    &order_stmt, resp);
 	if (a != ENGINE_NEXT)
 		return a;
-	if (ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
+	if (events_batch_add(b, e->id, EVENT_ORDER_CREATED, e->id,
+	    &resp->body) == -1 ||
+	    ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
 	    order_id) == -1)
 		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &order_stmt,

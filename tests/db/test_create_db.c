@@ -387,10 +387,10 @@ session_questions(struct db *db)
 }
 
 /*
- * Round trips: a create sends its twelve statements in two round trips
+ * Round trips: a create sends its fourteen statements in two round trips
  * (the fresh read, the guard that stops the batch when it found the row,
  * INSERT, SAVEPOINT, the stock read; then the guarded stock decrease, the
- * order, items, ledger, guard, COMMIT).  A replay is answered after one
+ * order, items, its event and the event's guard, ledger, guard, COMMIT).  A replay is answered after one
  * (the read, then the guard): it inserts nothing, so it holds no row
  * lock afterwards (nothing to roll back before the worker's next
  * request) and burns no id of the ledger's counter (the next order's id
@@ -417,7 +417,7 @@ test_round_trips(void)
 	t1 = work.round_trips;
 	q1 = session_questions(&work);
 	CU_ASSERT_EQUAL(r.status, 201);
-	CU_ASSERT_EQUAL(q1 - q0, 5 + 7);
+	CU_ASSERT_EQUAL(q1 - q0, 5 + 9);
 	CU_ASSERT_EQUAL(t1 - t0, 2);
 	id1 = dbtest_scalar(&admin, "SELECT id FROM idempotency_records WHERE "
 	    "principal_id = 'dbtest' AND idem_key = '%s'", key);

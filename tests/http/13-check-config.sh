@@ -77,6 +77,26 @@ chmod 0600 "$T_TMP/short.secret"
 conf_with "$T_TMP/weak.conf" "frontend_secret_file=$T_TMP/short.secret"
 refused "a 5-character frontend secret" "short.secret has 5 characters; it needs at least 32" "$T_TMP/weak.conf"
 
+# The relay's endpoint and its Standard Webhooks secret.
+echo "whsec_$(head -c 16 /dev/urandom | base64)" >"$T_TMP/short.whsec"
+echo "$(head -c 32 /dev/urandom | base64)" >"$T_TMP/bare.whsec"
+chmod 0600 "$T_TMP/short.whsec" "$T_TMP/bare.whsec"
+conf_with "$T_TMP/wh-short.conf" "webhook_secret_file=$T_TMP/short.whsec"
+refused "a 16-byte webhook secret" "short.whsec: the webhook secret is too short: 16 bytes once decoded, at least 24" "$T_TMP/wh-short.conf"
+conf_with "$T_TMP/wh-bare.conf" "webhook_secret_file=$T_TMP/bare.whsec"
+refused "a webhook secret without whsec_" 'bare.whsec: a webhook secret begins with "whsec_"' "$T_TMP/wh-bare.conf"
+conf_with "$T_TMP/wh-url.conf" "webhook_url=ftp://127.0.0.1/hook"
+refused "webhook_url = ftp://..." "webhook_url must be an http:// or https:// URL" "$T_TMP/wh-url.conf"
+conf_with "$T_TMP/wh-nosecret.conf"
+sed -i '/^webhook_secret_file/d' "$T_TMP/wh-nosecret.conf"
+refused "webhook_url without webhook_secret_file" "webhook_url and webhook_secret_file go together" "$T_TMP/wh-nosecret.conf"
+conf_with "$T_TMP/wh-none.conf" "db_password=x"
+sed -i '/^webhook_/d' "$T_TMP/wh-none.conf"
+out=$(timeout 10 "$IDEMORDERS_BIN" relay -c "$T_TMP/wh-none.conf" 2>&1 </dev/null)
+rc=$?
+[[ $rc == 2 && $out == *"sets no webhook_url"* ]] && ok "relay without webhook_url: exit 2, $out" ||
+    fail "relay without webhook_url" "exit $rc: $out"
+
 # --- the command line: 2 for a usage or configuration error --------------
 
 # cli NAME WANT_RC WANT_TEXT ARGS...: run idemorders ARGS (at most 10 s,

@@ -194,7 +194,7 @@ fi
 
 # --dry-run: reports, changes nothing.
 run_job --dry-run
-expect_job "dry run" "dry-run: expired=$n purged=$pg batches=0"
+expect_job "dry run" "dry-run: expired=$n purged=$pg batches=0 events_purged=0"
 if [[ $(state_of "${DUE[@]}") == "$due_before" ]]; then
 	ok "dry run changed none of the due rows"
 else
@@ -212,7 +212,7 @@ fi
 # The real run.
 nb=$(due_batches 1000)
 run_job
-expect_job "first run" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 1000)))"
+expect_job "first run" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 1000))) events_purged=0"
 expect_count "due rows are EXPIRED tombstones" 5 "status = 'EXPIRED'" "${DUE[@]}"
 expect_count "tombstones have no response body and no headers" 5 \
     "response_body IS NULL AND response_headers IS NULL" "${DUE[@]}"
@@ -246,7 +246,7 @@ expect_sql "SELECT COUNT(*) FROM orders WHERE principal_id = '$P'
 
 # Nothing left: a second run changes nothing.
 run_job
-expect_job "second run" "expired=0 purged=0 batches=0"
+expect_job "second run" "expired=0 purged=0 batches=0 events_purged=0"
 
 # --- --batch 3 with more than 3 rows due ------------------------------------
 
@@ -259,7 +259,7 @@ pg=$(purgeable_count)
     fail "due rows" "expected 8, found $n"
 nb=$(due_batches 3)
 run_job --batch 3
-expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
+expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3))) events_purged=0"
 expect_count "--batch 3 expired all 8 rows" 8 \
     "status = 'EXPIRED' AND response_body IS NULL AND response_headers IS NULL" "${B[@]}"
 [[ $(due_count) == 0 ]] && ok "--batch 3: nothing left due" ||
@@ -273,7 +273,7 @@ n=$(due_count)
 pg=$(purgeable_count)
 nb=$(due_batches 3)
 run_job --batch 3
-expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
+expect_job "--batch 3 over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3))) events_purged=0"
 expect_count "--batch 3 expired all 6 rows" 6 "status = 'EXPIRED'" "${B2[@]}"
 
 # --- --pause: a wait after each full batch ----------------------------------
@@ -296,7 +296,7 @@ nf=$(full_batches 3)
 t0=$(date +%s%N)
 run_job --batch 3 --pause 300ms
 ms=$((($(date +%s%N) - t0) / 1000000))
-expect_job "--batch 3 --pause 300ms over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3)))"
+expect_job "--batch 3 --pause 300ms over $n rows" "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 3))) events_purged=0"
 expect_count "--pause: all 10 rows expired" 10 "status = 'EXPIRED'" "${B3[@]}"
 # A lower bound only: the job sleeps at least 300 ms after each full batch.
 if ((nf >= 3 && ms >= nf * 300)); then
@@ -370,7 +370,7 @@ keepconf=$T_TMP/keep.conf
 nb=$(due_batches 1000)
 out=$("$IDEMORDERS_BIN" expire -c "$keepconf" 2>"$T_TMP/keep.err")
 rc=$?
-if [[ $rc -eq 0 && $out == "expired=$n purged=0 batches=$nb" ]]; then
+if [[ $rc -eq 0 && $out == "expired=$n purged=0 batches=$nb events_purged=0" ]]; then
 	ok "tombstone_retention = 0: nothing purged ($out)"
 else
 	fail "tombstone_retention = 0" "rc $rc, output '$out' $(head -c 300 "$T_TMP/keep.err")"
@@ -378,11 +378,11 @@ fi
 expect_count "tombstone_retention = 0 kept the old tombstones" 3 "status = 'EXPIRED'" "${OLD[@]}"
 
 run_job --dry-run
-expect_job "purge dry run" "dry-run: expired=0 purged=$pg batches=0"
+expect_job "purge dry run" "dry-run: expired=0 purged=$pg batches=0 events_purged=0"
 expect_count "purge dry run deleted nothing" 3 "status = 'EXPIRED'" "${OLD[@]}"
 
 run_job
-expect_job "purge run" "expired=0 purged=$pg batches=1"
+expect_job "purge run" "expired=0 purged=$pg batches=1 events_purged=0"
 expect_count "tombstones older than 30 d are gone" 0 "1" "${OLD[@]}"
 expect_count "tombstones of 29 d are kept" 2 "status = 'EXPIRED'" "${YOUNG[@]}"
 expect_count "newer tombstones are kept" 5 "status = 'EXPIRED'" "${DUE_S[2]}" "${B[@]:1:4}"
@@ -404,7 +404,7 @@ n=$(due_count)
 nb=$(due_batches 2)
 run_job --batch 2
 expect_job "purge --batch 2 over $pg tombstones" \
-    "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 2)))"
+    "expired=$n purged=$pg batches=$((nb + $(ceil_div "$pg" 2))) events_purged=0"
 expect_count "purge --batch 2 deleted all 5" 0 "1" "${OLD2[@]}"
 
 # --- failure exits non-zero -------------------------------------------------

@@ -134,9 +134,9 @@ if [[ $job_rc == 0 ]]; then
 else
 	fail "expire --batch $BATCH: exit status" "got $job_rc"
 fi
-exp=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\)$/\1/p' <<<"$job_out")
-pur=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\)$/\2/p' <<<"$job_out")
-bat=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\)$/\3/p' <<<"$job_out")
+exp=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\) events_purged=[0-9]*$/\1/p' <<<"$job_out")
+pur=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\) events_purged=[0-9]*$/\2/p' <<<"$job_out")
+bat=$(sed -n 's/^expired=\([0-9]*\) purged=\([0-9]*\) batches=\([0-9]*\) events_purged=[0-9]*$/\3/p' <<<"$job_out")
 # Each batch reads its own rows by the index, in its order: a batch
 # that read and sorted every row still due would read about
 # (due / batch) / 2 times as many in all.

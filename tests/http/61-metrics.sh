@@ -14,6 +14,8 @@
 #      pool's totals;
 #   4. kill -9 of a worker: crashes and starts move by one, the totals
 #      survive; SIGHUP: every worker recycled, the totals survive;
+#   4b. the outbox's gauges (pending events, the oldest one's age, dead
+#      ones) say what the events table holds;
 #   5. back to metrics = off: 404 again.
 # The stack's config is restored (and the pool reloaded) on exit.
 # shellcheck source=tests/lib/http.sh
@@ -445,6 +447,30 @@ for o in created replayed conflict expired; do
 	    ok "$o = $a survived kill -9 and SIGHUP" ||
 	    fail "$o after kill -9 and SIGHUP" "$a -> $e"
 done
+
+# --- 4b. the outbox's gauges, read from the database at the scrape --------
+# (no receiver listens during this script: its events stay pending.)
+post "$LIGHTTPD_URL" "$ALICE" "$(unique_key t61-ev)" \
+    '{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
+scrape lighttpd "$T_TMP/ev.m"
+read -r pend dead age <<<"$(sql "SELECT SUM(state = 'pending'), SUM(state = 'dead'),
+    IFNULL(TIMESTAMPDIFF(SECOND, MIN(IF(state = 'pending', created_at, NULL)), UTC_TIMESTAMP(6)), 0)
+    FROM events")"
+got_p=$(val "$T_TMP/ev.m" "idemorders_events_pending{}")
+got_d=$(val "$T_TMP/ev.m" "idemorders_events_dead{}")
+got_a=$(val "$T_TMP/ev.m" "idemorders_events_oldest_pending_age_seconds{}")
+if [[ $got_p == "$pend" && $got_p -ge 1 ]]; then
+	ok "idemorders_events_pending $got_p, as the table says"
+else
+	fail "idemorders_events_pending" "scraped $got_p, the table has $pend"
+fi
+[[ $got_d == "$dead" ]] && ok "idemorders_events_dead $got_d, as the table says" ||
+    fail "idemorders_events_dead" "scraped $got_d, the table has $dead"
+if [[ $got_a != missing ]] && awk -v g="$got_a" -v w="$age" 'BEGIN { exit !(g > 0 && g >= w - 5 && g <= w + 5) }'; then
+	ok "idemorders_events_oldest_pending_age_seconds $got_a (the table: ${age} s)"
+else
+	fail "oldest pending age" "scraped $got_a, the table: $age s"
+fi
 
 # --- 5. metrics = off again: 404 --------------------------------------------
 

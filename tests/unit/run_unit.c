@@ -28,6 +28,7 @@ static const struct unit_suite *const suites[] = {
 	&test_stock_admin_suite,
 	&test_rules_suite,
 	&test_peers_suite,
+	&test_webhook_suite,
 };
 
 int

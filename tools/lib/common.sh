@@ -7,7 +7,7 @@
 # (TEST_PACKAGES, CLUSTER_PACKAGES, FUZZ_PACKAGES, bench/bench.sh).
 PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libfcgi-dev libfcgi-bin libjson-c-dev libmariadb-dev libcunit1-dev
-	libssl-dev mariadb-server mariadb-client lighttpd apache2
+	libssl-dev libcurl4-openssl-dev mariadb-server mariadb-client lighttpd apache2
 	apache2-utils libapache2-mod-fcgid curl procps systemd
 	php-fpm php-cgi php-mysql php-curl libapache2-mod-auth-openidc openssl
 	lighttpd-modules-lua)
@@ -48,6 +48,13 @@ stack_vars() {
 	[[ $off =~ ^[0-9]+$ ]] || die "IDEMORDERS_PORT_OFFSET must be a number"
 	LIGHTTPD_PORT=$((LIGHTTPD_PORT + off)) APACHE_PORT=$((APACHE_PORT + off))
 	FCGID_PORT=$((FCGID_PORT + off)) DB_PORT=$((DB_PORT + off))
+	# The relay's receiver in the tests: 19000 (test), 19050 (dev),
+	# 19025 (bench), moved by the offset too.
+	case $STACK in
+	dev)	WEBHOOK_PORT=$((19050 + off)) ;;
+	bench)	WEBHOOK_PORT=$((19025 + off)) ;;
+	*)	WEBHOOK_PORT=$((19000 + off)) ;;
+	esac
 	# The demo shop's front ends, next to the Basic-auth ones: the
 	# session vhosts (lighttpd +3, Apache +4), the bearer-token vhosts
 	# (+5, +6).
@@ -78,6 +85,11 @@ stack_vars() {
 	SERVE_PIDFILE=$RUN/idemorders.pid
 	DB_PASSWORD_FILE=$RUN/db-password
 	FRONTEND_SECRET_FILE=$RUN/frontend.secret
+	# The relay (idemorders relay) delivers the stack's events to the
+	# test receiver (tests/lib/webhook-receiver.cjs) on WEBHOOK_PORT,
+	# signed with WEBHOOK_SECRET_FILE's secret.
+	RELAY_PIDFILE=$RUN/relay.pid
+	WEBHOOK_SECRET_FILE=$RUN/webhook.secret
 	LIGHTTPD_SECRET_CONF=$RUN/lighttpd-frontend-secret.conf
 	APACHE_SECRET_CONF=$RUN/apache-frontend-secret.conf
 	HTPASSWD=$RUN/htpasswd

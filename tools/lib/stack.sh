@@ -215,8 +215,14 @@ write_pool_secrets() {
 		echo >>"$FRONTEND_SECRET_FILE.tmp"
 		mv -f "$FRONTEND_SECRET_FILE.tmp" "$FRONTEND_SECRET_FILE"
 	fi
-	chown "root:$POOL_USER" "$DB_PASSWORD_FILE.tmp" "$FRONTEND_SECRET_FILE"
-	chmod 0640 "$DB_PASSWORD_FILE.tmp" "$FRONTEND_SECRET_FILE"
+	if [[ ! -s $WEBHOOK_SECRET_FILE ]]; then
+		echo "whsec_$(head -c 32 /dev/urandom | base64)" >"$WEBHOOK_SECRET_FILE.tmp"
+		mv -f "$WEBHOOK_SECRET_FILE.tmp" "$WEBHOOK_SECRET_FILE"
+	fi
+	chown "root:$POOL_USER" "$DB_PASSWORD_FILE.tmp" "$FRONTEND_SECRET_FILE" \
+	    "$WEBHOOK_SECRET_FILE"
+	chmod 0640 "$DB_PASSWORD_FILE.tmp" "$FRONTEND_SECRET_FILE" \
+	    "$WEBHOOK_SECRET_FILE"
 	mv -f "$DB_PASSWORD_FILE.tmp" "$DB_PASSWORD_FILE"
 	secret=$(<"$FRONTEND_SECRET_FILE")
 	(
@@ -259,6 +265,17 @@ db_password_file = $DB_PASSWORD_FILE
 $db_at
 db_name = $DB_NAME
 schema_dir = $REPO/schema
+
+# The relay (idemorders relay) delivers events to the test receiver
+# (tests/lib/webhook-receiver.cjs) on this port, with short delays so
+# that tests see timeouts and retries within seconds; at most 30s apart,
+# so that the events of the scripts that run without a receiver cost
+# the database little.
+webhook_url = http://127.0.0.1:$WEBHOOK_PORT/webhook
+webhook_secret_file = $WEBHOOK_SECRET_FILE
+webhook_timeout = 2s
+event_backoff = 200ms
+event_backoff_max = 30s
 EOF
 	cat >"$FCGID_CONF.tmp" <<EOF
 # Responder spawned by Apache mod_fcgid (runs as www-data, so this file
@@ -376,6 +393,48 @@ serve_start() {
 	done
 	show_log "$LOGDIR/idemorders.log"
 	die "idemorders serve did not open $FCGI_SOCKET"
+}
+
+# Start the relay as the pool's user (from the copy www-data can read)
+# unless the one this function started from the same binary and config
+# runs; its stamp holds their checksum and its pid.
+relay_start() {
+	local pid sum
+	# The bench stack measures creates alone: no relay there.
+	[[ $STACK != bench ]] || return 0
+	sum=$(files_sum "$RUNBIN" "$CONF")
+	if pid=$(pid_alive "$RELAY_PIDFILE" " relay -c "); then
+		[[ $(cat "$RUN/relay.stamp" 2>/dev/null) == "$sum $pid" ]] && return 0
+		say "binary or config changed: restarting the relay"
+		relay_stop
+	fi
+	say "starting idemorders relay to 127.0.0.1:$WEBHOOK_PORT (log: ${LOGDIR#"$REPO"/}/relay.log)"
+	setsid setpriv --reuid="$POOL_USER" --regid="$POOL_USER" --init-groups \
+	    "$RUNBIN" relay -c "$CONF" </dev/null >>"$LOGDIR/relay.log" 2>&1 9>&- &
+	pid=$!
+	echo "$pid" >"$RELAY_PIDFILE"
+	sleep 0.2
+	if ! proc_running "$pid"; then
+		show_log "$LOGDIR/relay.log"
+		die "idemorders relay did not start"
+	fi
+	printf '%s %s\n' "$sum" "$pid" >"$RUN/relay.stamp"
+}
+
+# Stop the relay: SIGTERM lets its deliveries in flight finish.
+relay_stop() {
+	local pid
+	if pid=$(pid_alive "$RELAY_PIDFILE" " relay -c "); then
+		say "stopping idemorders relay (pid $pid)"
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid" 15; then
+			say "idemorders relay (pid $pid) did not stop; killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_gone "$pid" 5 || true
+		fi
+	fi
+	kill_leftovers "relays" "^$RUNBIN relay -c $CONF\$"
+	rm -f "$RELAY_PIDFILE" "$RUN/relay.stamp"
 }
 
 # Kill the processes of OURS (a pgrep -f pattern naming a path of this
@@ -519,8 +578,9 @@ apache_stop() {
 			wait_gone "$pid" 5 || true
 		fi
 	fi
-	# Responders spawned by mod_fcgid run our copy of the binary.
-	kill_leftovers "mod_fcgid responders" "^$RUNBIN( |\$)"
+	# Responders spawned by mod_fcgid run our copy of the binary (and
+	# so does the relay, which is not theirs).
+	kill_leftovers "mod_fcgid responders" "^$RUNBIN serve -c $FCGID_CONF\$"
 	rm -f "$APACHE_PIDFILE" "$RUN/apache.stamp"
 	apache_reuse_stop
 }
@@ -561,6 +621,7 @@ stack_up() {
 	install_runbin
 	dbproxy_start
 	serve_start
+	relay_start
 	make_htpasswd
 	lighttpd_start
 	apache_start
@@ -601,6 +662,7 @@ stack_down() {
 	shop_down
 	apache_stop
 	lighttpd_stop
+	relay_stop
 	serve_stop
 	dbproxy_stop
 	db_stop
@@ -628,6 +690,8 @@ stack_status() {
 	kids=
 	[[ -n $pid ]] && kids=$(pgrep -P "$pid" | tr '\n' ' ' || true)
 	status_line responder "$pid" "$FCGI_SOCKET workers: ${kids:-none}"
+	pid=$(pid_alive "$RELAY_PIDFILE" " relay -c " || true)
+	status_line relay "$pid" "to http://127.0.0.1:$WEBHOOK_PORT/webhook"
 	pid=$(pid_alive "$LIGHTTPD_PIDFILE" lighttpd || true)
 	status_line lighttpd "$pid" "$LIGHTTPD_URL$MOUNT/"
 	pid=$(pid_alive "$APACHE_PIDFILE" apache2 || true)

@@ -1,0 +1,310 @@
+/*
+ * The outbox's write: one event row in the order change's own
+ * transaction, in the same round trip as the change.  Like every write
+ * after the claim (CONTRACT §9), it is taken from the transaction's own
+ * uncommitted claim row: INSERT ... SELECT ... FROM idempotency_records
+ * WHERE id = <the claim> AND status = 'PROCESSING', then a guard that it
+ * wrote exactly one row.  Run in any other transaction (a Galera
+ * BF-abort that let the rest of the batch run afresh), it finds no row,
+ * the guard stops the batch and its COMMIT never runs.  The principal
+ * comes from the claim row; every other value is a number formatted
+ * here or a hex literal.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <stdlib.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "buf.h"
+#include "db_batch.h"
+#include "events.h"
+
+/* The public name of an event type. */
+const char *
+event_type_name(enum event_type t)
+{
+	return t == EVENT_ORDER_CANCELLED ? "order.cancelled" :
+	    "order.created";
+}
+
+/*
+ * Write a fresh webhook-id into out: "msg_" and 128 random bits in hex.
+ * 0, or -1 when no random bytes could be had.
+ */
+int
+events_webhook_id(char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char	  r[16];
+	size_t		  i;
+
+	if (size < 4 + 2 * sizeof(r) + 1 || RAND_bytes(r, sizeof(r)) != 1)
+		return -1;
+	memcpy(out, "msg_", 4);
+	for (i = 0; i < sizeof(r); i++) {
+		out[4 + 2 * i] = hex[r[i] >> 4];
+		out[5 + 2 * i] = hex[r[i] & 0x0f];
+	}
+	out[4 + 2 * sizeof(r)] = '\0';
+	return 0;
+}
+
+/*
+ * Add to b the event of type t about order (its row id), written from
+ * the claim's ledger row claim while it is PROCESSING, with payload (the
+ * order's JSON, as the answer shows it), then its guard.  -1 when the
+ * batch is full or no webhook-id could be made.
+ */
+int
+events_batch_add(struct db_batch *b, unsigned long long claim,
+    enum event_type t, unsigned long long order, const struct buf *payload)
+{
+	char	 wid[EVENT_WEBHOOK_ID_MAX];
+
+	if (events_webhook_id(wid, sizeof(wid)) == -1)
+		return -1;
+	if (db_batch_add(b, 1, "INSERT INTO events (id, webhook_id, type, "
+	    "order_id, seq, principal_id, payload, created_at, state, "
+	    "next_attempt_at) SELECT %llu, '%s', '%s', %llu, %d, "
+	    "principal_id, ", claim, wid, event_type_name(t), order,
+	    (int)t) == -1 ||
+	    db_batch_hex(b, payload->p != NULL ? payload->p : "",
+	    payload->len) == -1 ||
+	    buf_printf(&b->sql, ", UTC_TIMESTAMP(6), 'pending', "
+	    "UTC_TIMESTAMP(6) FROM idempotency_records WHERE id = %llu AND "
+	    "status = 'PROCESSING'", claim) != BUF_OK)
+		return -1;
+	return db_batch_guard(b, 1);
+}
+
+/* An empty row; its payload may grow to a stored answer's size. */
+void
+event_row_init(struct event_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	buf_init(&r->payload, 16 * 1024 * 1024);
+}
+
+/* Release what the row holds. */
+void
+event_row_clear(struct event_row *r)
+{
+	if (r == NULL)
+		return;
+	buf_free(&r->payload);
+}
+
+/*
+ * Claim up to n due events for lease_ms under token (a relay's own,
+ * fresh for each claim) and read them, in one round trip: an UPDATE that
+ * takes pending events whose time has come and whose lease (if any) has
+ * passed, and whose order has no earlier event still undelivered, a
+ * SELECT of what it took (statement 1's result), then COMMIT: nothing
+ * stays open between polls (no lock, no metadata lock that DDL would
+ * wait for).  The UPDATE is
+ * what decides between relays: on Galera, where SKIP LOCKED locks one
+ * node only, certification lets one of two claims of a row commit.
+ */
+int
+events_batch_claim(struct db_batch *b, const char *token, long lease_ms,
+    int n)
+{
+	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events e SET "
+	    "lease_owner = ") == -1 ||
+	    db_batch_hex(b, token, strlen(token)) == -1 ||
+	    buf_printf(&b->sql, ", lease_until = UTC_TIMESTAMP(6) + INTERVAL "
+	    "%ld MICROSECOND WHERE e.state = 'pending' AND e.next_attempt_at "
+	    "<= UTC_TIMESTAMP(6) AND (e.lease_until IS NULL OR e.lease_until "
+	    "< UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM events p "
+	    "WHERE p.order_id = e.order_id AND p.seq < e.seq AND p.state "
+	    "<> 'delivered') ORDER BY e.next_attempt_at LIMIT %d",
+	    lease_ms * 1000, n) != BUF_OK)
+		return -1;
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT id, webhook_id, type, "
+	    "order_id, DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
+	    "attempts, payload FROM events WHERE lease_owner = ") == -1 ||
+	    db_batch_hex(b, token, strlen(token)) == -1 ||
+	    buf_adds(&b->sql, " AND state = 'pending' ORDER BY order_id, "
+	    "seq") != BUF_OK)
+		return -1;
+	return db_batch_commit(b);
+}
+
+/* Copy the column of row into out (size bytes, NUL-terminated). */
+static void
+copy_col(char *out, size_t size, const char *v, unsigned long len)
+{
+	if (v == NULL)
+		len = 0;
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, v != NULL ? v : "", len);
+	out[len] = '\0';
+}
+
+/*
+ * Read the result of a claim into rows (max of them, initialized);
+ * the number read, or -1 when a payload does not fit.
+ */
+int
+events_read_claimed(MYSQL_RES *res, struct event_row *rows, int max)
+{
+	MYSQL_ROW	 row;
+	unsigned long	*len;
+	int		 n = 0;
+
+	if (res == NULL)
+		return 0;
+	while (n < max && (row = mysql_fetch_row(res)) != NULL) {
+		len = mysql_fetch_lengths(res);
+		rows[n].id = strtoull(row[0], NULL, 10);
+		copy_col(rows[n].webhook_id, sizeof(rows[n].webhook_id),
+		    row[1], len[1]);
+		copy_col(rows[n].type, sizeof(rows[n].type), row[2], len[2]);
+		rows[n].order_id = strtoull(row[3], NULL, 10);
+		copy_col(rows[n].created, sizeof(rows[n].created), row[4],
+		    len[4]);
+		rows[n].attempts = strtol(row[5], NULL, 10);
+		buf_reset(&rows[n].payload);
+		if (buf_add(&rows[n].payload, row[6] != NULL ? row[6] : "",
+		    len[6]) != BUF_OK)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Record how the delivery of r under token ended, and COMMIT: delivered;
+ * or another try after delay_ms, or dead once the event is older than
+ * max_age_ms; or, after a 410, its lease given back untouched.  status
+ * is the HTTP status (0: none), error what went wrong (program-made
+ * text and the endpoint's words, written as hex), or NULL.  Only while
+ * the lease is still the relay's: an event another relay took over
+ * after the lease passed is left to it.
+ */
+int
+events_batch_settle(struct db_batch *b, const struct event_row *r,
+    const char *token, enum event_outcome o, int status, const char *error,
+    long long delay_ms, long long max_age_ms)
+{
+	size_t	 elen = error != NULL ? strlen(error) : 0;
+	char	 st[16];
+
+	if (elen > 255)
+		elen = 255;
+	if (o == EVENT_DELIVERED) {
+		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET state = "
+		    "'delivered', delivered_at = UTC_TIMESTAMP(6), attempts = "
+		    "attempts + 1, last_status = %d, last_error = NULL, "
+		    "lease_owner = NULL, lease_until = NULL", status) == -1)
+			return -1;
+	} else if (o == EVENT_GONE) {
+		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET "
+		    "last_status = %d, lease_owner = NULL, lease_until = NULL",
+		    status) == -1)
+			return -1;
+	} else {
+		if (status == 0)
+			snprintf(st, sizeof(st), "NULL");
+		else
+			snprintf(st, sizeof(st), "%d", status);
+		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET attempts = "
+		    "attempts + 1, last_status = %s, last_error = ", st) == -1 ||
+		    db_batch_hex(b, error != NULL ? error : "", elen) == -1 ||
+		    buf_printf(&b->sql, ", next_attempt_at = UTC_TIMESTAMP(6) + "
+		    "INTERVAL %lld MICROSECOND, state = IF(created_at < "
+		    "UTC_TIMESTAMP(6) - INTERVAL %lld MICROSECOND, 'dead', "
+		    "'pending'), lease_owner = NULL, lease_until = NULL",
+		    delay_ms * 1000, max_age_ms * 1000) != BUF_OK)
+			return -1;
+	}
+	if (buf_printf(&b->sql, " WHERE id = %llu AND lease_owner = ",
+	    r->id) != BUF_OK || db_batch_hex(b, token, strlen(token)) == -1)
+		return -1;
+	return db_batch_commit(b);
+}
+
+/* Append the SHA-256 of url as a hex literal (its key). */
+static int
+url_key(struct db_batch *b, const char *url)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen = 0;
+
+	if (EVP_Digest(url, strlen(url), md, &mdlen, EVP_sha256(),
+	    NULL) != 1)
+		return -1;
+	return db_batch_hex(b, (const char *)md, mdlen);
+}
+
+/* Mark the endpoint url disabled (it answered 410: why), and COMMIT. */
+int
+events_batch_disable(struct db_batch *b, const char *url, const char *why)
+{
+	if (db_batch_add(b, DB_ROWS_ANY, "INSERT INTO event_endpoints "
+	    "(url_sha256, url, disabled_at, disabled_reason) VALUES (") == -1 ||
+	    url_key(b, url) == -1 || buf_adds(&b->sql, ", ") != BUF_OK ||
+	    db_batch_hex(b, url, strlen(url)) == -1 ||
+	    buf_adds(&b->sql, ", UTC_TIMESTAMP(6), ") != BUF_OK ||
+	    db_batch_hex(b, why, strlen(why) > 255 ? 255 : strlen(why)) == -1 ||
+	    buf_adds(&b->sql, ") ON DUPLICATE KEY UPDATE disabled_at = "
+	    "VALUES(disabled_at), disabled_reason = VALUES(disabled_reason)")
+	    != BUF_OK)
+		return -1;
+	return db_batch_commit(b);
+}
+
+/*
+ * Read whether the endpoint url is disabled: a result (the statement
+ * added) with one row, its disabled_at, when it is.
+ */
+int
+events_batch_endpoint(struct db_batch *b, const char *url)
+{
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT disabled_at FROM "
+	    "event_endpoints WHERE disabled_at IS NOT NULL AND url_sha256 = ")
+	    == -1 || url_key(b, url) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Read what the outbox holds (two results from statement first on):
+ * pending events and the age of the oldest, dead events; both from the
+ * state prefix of events_due, one row read per pending event.
+ */
+int
+events_batch_stats(struct db_batch *b)
+{
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*), "
+	    "IFNULL(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), "
+	    "UTC_TIMESTAMP(6)), 0) FROM events WHERE state = 'pending'") == -1 ||
+	    db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*) FROM events "
+	    "WHERE state = 'dead'") == -1)
+		return -1;
+	return 0;
+}
+
+/* The results of events_batch_stats() at statement first. */
+void
+events_read_stats(struct db_batch *b, int first, struct event_stats *st)
+{
+	MYSQL_ROW	 row;
+
+	memset(st, 0, sizeof(*st));
+	if (b->res[first] != NULL &&
+	    (row = mysql_fetch_row(b->res[first])) != NULL) {
+		st->pending = row[0] != NULL ? strtoll(row[0], NULL, 10) : 0;
+		st->oldest_pending_us = row[1] != NULL ?
+		    strtoll(row[1], NULL, 10) : 0;
+	}
+	if (b->res[first + 1] != NULL &&
+	    (row = mysql_fetch_row(b->res[first + 1])) != NULL)
+		st->dead = row[0] != NULL ? strtoll(row[0], NULL, 10) : 0;
+}
