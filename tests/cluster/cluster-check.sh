@@ -59,6 +59,29 @@ status=$("${CL[@]}" status 2>&1)
 grep -q "/var/lib/idemorders-cluster-" <<<"$status" && ok "status names the data dir" ||
     fail "status: data dir" "$status"
 
+# The server alone: a BF abort landing while a statement of a
+# multi-statement packet runs on node 3 (tests/cluster/bf-abort.py).
+# Measured on MariaDB 10.11 (README, Galera section): every statement
+# answers OK, the COMMIT 1213, and yet the statements after the abort
+# ran in a fresh transaction that the packet's COMMIT committed: the
+# claim row is gone, the hot row holds node 1's change only, and the
+# tail row exists on every node.
+echo "--- tests/cluster/bf-abort.py"
+cnfs=()
+for n in 1 2 3; do
+	cnfs+=(--cnf "$("${CL[@]}" status | awk '$1 == "data" { print $2 }')/n$n/my.cnf")
+done
+/usr/bin/python3 "$REPO/tests/cluster/bf-abort.py" "${cnfs[@]}" --expect \
+    '{"answers": "OK OK OK OK OK ERROR1213", "bf_aborts": 1, "rows": ["{\"claim\": [], \"hot_v\": 100, \"tail\": [1]}"]}' \
+    >"$T_TMP/bf-abort.out" 2>&1
+rc=$?
+grep -E '^(ok|FAIL|outcome|RESULT)' "$T_TMP/bf-abort.out" | sed 's/^/    /'
+if [[ $rc == 0 ]] && grep -q '^RESULT bf-abort 3 0$' "$T_TMP/bf-abort.out"; then
+	ok "BF abort inside a packet: the tail after it committed alone, as measured"
+else
+	fail "BF abort inside a packet" "$(tail -n 5 "$T_TMP/bf-abort.out")"
+fi
+
 # One write on node 1, read on every node (causal reads).
 key=check-$(date +%s)-$$
 req POST "http://127.0.0.1:8091$MOUNT" -u "$ALICE" -H "Idempotency-Key: $key" \
