@@ -35,6 +35,12 @@ struct db_batch {
 	int			 done;		/* statements that succeeded */
 	MYSQL_RES		*res[DB_BATCH_MAX];
 	unsigned long long	 insert_id[DB_BATCH_MAX];
+	size_t			 start[DB_BATCH_MAX];	/* offset in sql */
+	int			 guard[DB_BATCH_MAX];	/* a guard? */
+#ifdef ENABLE_FAULT_INJECTION
+	int			 pause_after;	/* fault work_pause, or -1 */
+	int			 pause_ms;
+#endif
 };
 
 void	db_batch_init(struct db_batch *);

@@ -82,6 +82,19 @@ else
 	fail "BF abort inside a packet" "$(tail -n 5 "$T_TMP/bf-abort.out")"
 fi
 
+# The service: a conflict landing inside a create's final batch, after
+# each of its statements in turn (fault work_pause), raced by a restock
+# on node 1: per key, order <=> ledger SUCCEEDED <=> stock decreased.
+run_summary "a conflict inside the final batch, after each statement" \
+    workpause /usr/bin/python3 "$REPO/tests/cluster/work-pause.py" \
+    --web "http://127.0.0.1:8093$MOUNT" "${cnfs[@]}" --db "$("${CL[@]}" sql 1 "SELECT DATABASE()")" \
+    --run "$(date +%s)-$$"
+if [[ $SUMMARY =~ \ bf_aborted=([0-9]+)\  ]] && [[ ${BASH_REMATCH[1]} -gt 0 ]]; then
+	ok "work pause: ${BASH_REMATCH[1]} creates BF-aborted inside the batch"
+else
+	fail "work pause: no create was BF-aborted inside its batch" "got '$SUMMARY'"
+fi
+
 # One write on node 1, read on every node (causal reads).
 key=check-$(date +%s)-$$
 req POST "http://127.0.0.1:8091$MOUNT" -u "$ALICE" -H "Idempotency-Key: $key" \
