@@ -146,6 +146,29 @@ db_batch_to_savepoint(struct db_batch *b)
 	return db_batch_add(b, 0, "%s", DB_BATCH_TO_SAVEPOINT);
 }
 
+/*
+ * Append to an UPDATE's table list the join that makes it change rows
+ * only while the transaction's own claim row (ledger id claim, still
+ * PROCESSING, so uncommitted) exists.
+ */
+int
+db_batch_own_join(struct db_batch *b, unsigned long long claim)
+{
+	return buf_printf(&b->sql, " JOIN idempotency_records own ON own.id = "
+	    "%llu AND own.status = 'PROCESSING'", claim) == BUF_OK ? 0 : -1;
+}
+
+/*
+ * Append the FROM of an INSERT ... SELECT that inserts only while the
+ * transaction's own claim row exists (as db_batch_own_join()).
+ */
+int
+db_batch_own_from(struct db_batch *b, unsigned long long claim)
+{
+	return buf_printf(&b->sql, " FROM idempotency_records WHERE id = %llu "
+	    "AND status = 'PROCESSING'", claim) == BUF_OK ? 0 : -1;
+}
+
 /* Append s (len bytes) to the statement being written as X'...'. */
 int
 db_batch_hex(struct db_batch *b, const char *s, size_t len)

@@ -203,7 +203,7 @@ step_finish(struct engine *e, struct response *resp)
 	order_id_format(order_id, sizeof(order_id), e->id);
 	db_batch_reset(b);
 	e->take = b->n;
-	if (store_batch_take(b, req->in, s->rows) == -1)
+	if (store_batch_take(b, e->id, req->in, s->rows) == -1)
 		return engine_too_big(e, resp);
 	order_stmt = b->n;
 	if (store_batch_order(b, e->id, req->principal, req->key, req->in,
