@@ -126,16 +126,20 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	return 1;
 }
 
-/* Find the order a key of principal created: 1 with *id, 0, or db_err. */
+/*
+ * Find the order a key of principal created: 1 with *id and *age (its
+ * age in seconds, by the database's clock), 0, or db_err.
+ */
 int
 store_order_by_key(struct db *db, const char *principal, const char *key,
-    unsigned long long *id)
+    unsigned long long *id, long long *age)
 {
-	static const char sql[] = "SELECT id FROM orders "
+	static const char sql[] = "SELECT id, TIMESTAMPDIFF(SECOND, "
+	    "created_at, UTC_TIMESTAMP(6)) FROM orders "
 	    "WHERE principal_id = ? AND idempotency_key = ?";
 	MYSQL_STMT	*st;
-	MYSQL_BIND	 p[2], r[1];
-	long long	 v = 0;
+	MYSQL_BIND	 p[2], r[2];
+	long long	 v = 0, a = 0;
 	int		 rc;
 
 	/* Rare path (a purged tombstone): prepared for this use only. */
@@ -149,12 +153,15 @@ store_order_by_key(struct db *db, const char *principal, const char *key,
 		goto out;
 	db_bind_i64(&r[0], &v);
 	r[0].is_unsigned = 1;
+	db_bind_i64(&r[1], &a);
 	rc = db_bind_result(db, st, r);
 	if (rc != DB_OK)
 		goto out;
 	rc = db_fetch(db, st);
-	if (rc == 1)
+	if (rc == 1) {
 		*id = (unsigned long long)v;
+		*age = a;
+	}
 out:
 	mysql_stmt_close(st);
 	return rc;

@@ -46,6 +46,6 @@ int	store_batch_cancel(struct db_batch *, unsigned long long,
 	    unsigned long long, size_t, time_t, const char *, const char *,
 	    size_t);
 int	store_order_by_key(struct db *, const char *, const char *,
-	    unsigned long long *);
+	    unsigned long long *, long long *);
 
 #endif
