@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/cluster/cluster-check.sh -- the short cluster check (`tools/dev cluster
 # check`, a few minutes): the cluster up from any state, the tools' own
-# commands (status, sql on every node, kill and start by IST), a small
+# commands (status, sql on every node, kill and start by IST), a BF abort
+# inside a multi-statement packet (the servers alone), a create's final
+# batch paused after each statement while another node restocks, a small
 # chaos run (creates, and cancels of a share of them) with one database
 # node killed and rejoined and one responder pool killed, the quorum-loss
 # test with its repair, then the cluster down.  Prints "RESULT
