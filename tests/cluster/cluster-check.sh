@@ -84,18 +84,22 @@ else
 	fail "BF abort inside a packet" "$(tail -n 5 "$T_TMP/bf-abort.out")"
 fi
 
-# The service: a conflict landing inside a create's final batch, after
-# each of its statements in turn (fault work_pause), raced by a restock
-# on node 1: per key, order <=> ledger SUCCEEDED <=> stock decreased.
-run_summary "a conflict inside the final batch, after each statement" \
-    workpause /usr/bin/python3 "$REPO/tests/cluster/work-pause.py" \
-    --web "http://127.0.0.1:8093$MOUNT" "${cnfs[@]}" --db "$("${CL[@]}" sql 1 "SELECT DATABASE()")" \
-    --run "$(date +%s)-$$"
-if [[ $SUMMARY =~ \ bf_aborted=([0-9]+)\  ]] && [[ ${BASH_REMATCH[1]} -gt 0 ]]; then
-	ok "work pause: ${BASH_REMATCH[1]} creates BF-aborted inside the batch"
-else
-	fail "work pause: no create was BF-aborted inside its batch" "got '$SUMMARY'"
-fi
+# The service: a conflict landing inside a create's (then a cancel's)
+# final batch, after each of its statements in turn (fault work_pause),
+# raced by a restock on node 1: per key, order <=> ledger SUCCEEDED <=>
+# stock decreased (a cancel: CANCELLED <=> SUCCEEDED <=> put back).
+for op in create cancel; do
+	run_summary "$op: a conflict inside the final batch, after each statement" \
+	    workpause /usr/bin/python3 "$REPO/tests/cluster/work-pause.py" \
+	    --op "$op" --max-k $([[ $op == create ]] && echo 7 || echo 5) \
+	    --web "http://127.0.0.1:8093$MOUNT" "${cnfs[@]}" \
+	    --db "$("${CL[@]}" sql 1 "SELECT DATABASE()")" --run "$(date +%s)-$$"
+	if [[ $SUMMARY =~ \ bf_aborted=([0-9]+)\  ]] && [[ ${BASH_REMATCH[1]} -gt 0 ]]; then
+		ok "$op work pause: ${BASH_REMATCH[1]} BF-aborted inside the batch"
+	else
+		fail "$op work pause: none was BF-aborted inside its batch" "got '$SUMMARY'"
+	fi
+done
 
 # One write on node 1, read on every node (causal reads).
 key=check-$(date +%s)-$$

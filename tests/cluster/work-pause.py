@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Exactly once when a conflict lands inside the create's final batch.
+"""Exactly once when a conflict lands inside the final batch of a create
+(--op create, the default) or of a cancel (--op cancel).
 
 For every K in 0..--max-k: a create is sent to web node 3 with the fault
 work_pause=K:MS (a fault build: the batch that ends in COMMIT gets a DO
@@ -12,11 +13,18 @@ batch.  Then, per key, on every node (causal reads):
     order exists  <=>  ledger row SUCCEEDED  <=>  stock decreased
 
 (the SKU is the key's own: 10 units, +100 restocked, 1 ordered), and
-the three nodes hold the same rows.  Prints one line per K (stderr),
-then "cluster-workpause: ... violations=N"; exits 1 on any violation.
+the three nodes hold the same rows.  With --op cancel the order is made
+first (no fault), the cancel is paused, and per key:
+
+    order CANCELLED  <=>  cancel's ledger row SUCCEEDED  <=>  its
+    quantity put back (available and restocked)
+
+Prints one line per K (stderr), then "cluster-workpause: ...
+violations=N"; exits 1 on any violation.
 
 usage: work-pause.py --web URL3 --cnf N1.cnf --cnf N2.cnf --cnf N3.cnf
-                     --db NAME [--user alice:alice-secret] [--max-k 7]
+                     --db NAME [--op create|cancel]
+                     [--user alice:alice-secret] [--max-k 7]
                      [--pause-ms 3000] [--run ID]
 """
 
@@ -46,11 +54,14 @@ def query(conn, sql, args=None):
 
 def post(url, user, key, fault, body, out):
     req = urllib.request.Request(url, data=body.encode(), method="POST")
+    if fault is None:
+        fault = ""
     req.add_header("Authorization", "Basic " +
                    base64.b64encode(user.encode()).decode())
     req.add_header("Content-Type", "application/json")
     req.add_header("Idempotency-Key", key)
-    req.add_header("X-Idemorders-Fault", fault)
+    if fault:
+        req.add_header("X-Idemorders-Fault", fault)
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
             out.append((r.status, r.read().decode(errors="replace")))
@@ -75,12 +86,65 @@ def bf_aborts(conn):
                      "'wsrep_local_bf_aborts'")[0][1])
 
 
+def create(url, user, key, sku, fault=None):
+    body = json.dumps({"currency": "KRW", "amount": 100,
+                       "items": [{"sku": sku, "qty": 1}]})
+    out = []
+    post(url, user, key, fault, body, out)
+    return out
+
+
+def check_create(conns, key, sku, paused):
+    """order exists <=> ledger SUCCEEDED <=> stock decreased, on every node."""
+    views = []
+    for c in conns:
+        orders = query(c, "SELECT COUNT(*) FROM orders WHERE "
+                       "principal_id = 'alice' AND idempotency_key = %s",
+                       (key,))[0][0]
+        led = query(c, "SELECT status FROM idempotency_records WHERE "
+                    "principal_id = 'alice' AND operation = "
+                    "'create-order' AND idem_key = %s", (key,))
+        avail = query(c, "SELECT available FROM stock WHERE sku = %s",
+                      (sku,))[0][0]
+        views.append((orders, led[0][0] if led else None, avail))
+    orders, led, avail = views[0]
+    restock = 100 if paused else 0
+    decreased = avail == 10 + restock - 1
+    ok = (len(set(views)) == 1 and orders in (0, 1) and
+          (orders == 1) == (led == "SUCCEEDED") == decreased and
+          avail in (10 + restock, 10 + restock - 1))
+    return ok, "order=%d ledger=%s stock=%d" % (orders, led, avail), views
+
+
+def check_cancel(conns, key, oid, sku, paused):
+    """order CANCELLED <=> cancel ledger SUCCEEDED <=> stock restocked."""
+    views = []
+    for c in conns:
+        st = query(c, "SELECT status FROM orders WHERE id = %s",
+                   (int(oid[2:]),))[0][0]
+        led = query(c, "SELECT status FROM idempotency_records WHERE "
+                    "principal_id = 'alice' AND operation = "
+                    "'cancel-order' AND idem_key = %s", (key,))
+        avail, restocked = query(c, "SELECT available, restocked FROM stock "
+                                 "WHERE sku = %s", (sku,))[0]
+        views.append((st, led[0][0] if led else None, avail, restocked))
+    st, led, avail, restocked = views[0]
+    base = 9 + (100 if paused else 0)
+    back = avail == base + 1 and restocked == 1
+    ok = (len(set(views)) == 1 and
+          (st == "CANCELLED") == (led == "SUCCEEDED") == back and
+          (back or (avail == base and restocked == 0)))
+    return ok, "order=%s ledger=%s stock=%d restocked=%d" % (
+        st, led, avail, restocked), views
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--web", required=True)
     ap.add_argument("--cnf", action="append", required=True)
     ap.add_argument("--db", required=True)
     ap.add_argument("--user", default="alice:alice-secret")
+    ap.add_argument("--op", choices=("create", "cancel"), default="create")
     ap.add_argument("--max-k", type=int, default=7)
     ap.add_argument("--pause-ms", type=int, default=3000)
     ap.add_argument("--run", default=str(int(time.time())))
@@ -93,18 +157,29 @@ def main():
     n1, n3 = conns[0], conns[2]
     violations = aborted = 0
     for k in range(args.max_k + 1):
-        sku = "WP-%s-%d" % (args.run, k)
-        key = "wp-%s-%d" % (args.run, k)
+        sku = "WP-%s-%s-%d" % (args.op, args.run, k)
+        key = "wp-%s-%s-%d" % (args.op, args.run, k)
+        fault = "work_pause=%d:%d" % (k, args.pause_ms)
         query(n1, "INSERT INTO stock (sku, currency, unit_price, available) "
               "VALUES (%s, 'KRW', 100, 10)", (sku,))
         query(n3, "SELECT available FROM stock WHERE sku = %s", (sku,))
-        body = json.dumps({"currency": "KRW", "amount": 100,
-                           "items": [{"sku": sku, "qty": 1}]})
+        oid = None
+        if args.op == "cancel":
+            made = create(args.web, args.user, key + "-order", sku)
+            if not made or made[0][0] != 201:
+                sys.exit("k=%d: the order to cancel: %r" % (k, made))
+            oid = json.loads(made[0][1])["orderId"]
+            query(n3, "SELECT status FROM orders WHERE id = %s",
+                  (int(oid[2:]),))
         before = bf_aborts(n3)
         out = []
-        t = threading.Thread(target=post, args=(
-            args.web, args.user, key, "work_pause=%d:%d" % (k, args.pause_ms),
-            body, out))
+        if args.op == "create":
+            t = threading.Thread(target=lambda: out.extend(
+                create(args.web, args.user, key, sku, fault)))
+        else:
+            t = threading.Thread(target=post, args=(
+                args.web.rstrip("/") + "/" + oid + "/cancel", args.user, key,
+                fault, "{}", out))
         t.start()
         paused = wait_sleep(n3, args.db, time.monotonic() + 30)
         if paused:
@@ -113,37 +188,22 @@ def main():
         t.join()
         after = bf_aborts(n3)
         aborted += after > before
-        views = []
-        for c in conns:
-            orders = query(c, "SELECT COUNT(*) FROM orders WHERE "
-                           "principal_id = 'alice' AND idempotency_key = %s",
-                           (key,))[0][0]
-            led = query(c, "SELECT status FROM idempotency_records WHERE "
-                        "principal_id = 'alice' AND operation = "
-                        "'create-order' AND idem_key = %s", (key,))
-            avail = query(c, "SELECT available FROM stock WHERE sku = %s",
-                          (sku,))[0][0]
-            views.append((orders, led[0][0] if led else None, avail))
-        orders, led, avail = views[0]
-        restock = 100 if paused else 0
-        decreased = avail == 10 + restock - 1
-        ok = (len(set(views)) == 1 and orders in (0, 1) and
-              (orders == 1) == (led == "SUCCEEDED") == decreased and
-              avail in (10 + restock, 10 + restock - 1))
+        if args.op == "create":
+            ok, what, views = check_create(conns, key, sku, paused)
+        else:
+            ok, what, views = check_cancel(conns, key, oid, sku, paused)
         status = out[0][0] if out else 0
-        print("k=%d paused=%s bf_aborts+%d answer=%d order=%d ledger=%s "
-              "stock=%d%s%s" % (k, "yes" if paused else "no", after - before,
-                                status, orders, led, avail,
-                                "" if len(set(views)) == 1 else
-                                " nodes differ: %r" % (views,),
-                                "" if ok else "  VIOLATION"),
-              file=sys.stderr)
+        print("%s k=%d paused=%s bf_aborts+%d answer=%d %s%s%s" % (
+            args.op, k, "yes" if paused else "no", after - before, status,
+            what, "" if len(set(views)) == 1 else
+            " nodes differ: %r" % (views,), "" if ok else "  VIOLATION"),
+            file=sys.stderr)
         if not ok:
             violations += 1
             print("    answer: %s" % (out[0][1][:300] if out else "-"),
                   file=sys.stderr)
-    print("cluster-workpause: ks=%d bf_aborted=%d violations=%d" % (
-        args.max_k + 1, aborted, violations))
+    print("cluster-workpause: op=%s ks=%d bf_aborted=%d violations=%d" % (
+        args.op, args.max_k + 1, aborted, violations))
     sys.exit(1 if violations else 0)
 
 
