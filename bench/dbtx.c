@@ -313,7 +313,7 @@ batched_tx(struct db *db, const struct ledger_scope *scope,
 	response_reset(resp);
 	response_json(resp, 201, body201, sizeof(body201) - 1);
 	db_batch_reset(b);
-	if (store_batch_take(b, in, rows) == -1 ||
+	if (store_batch_take(b, id, in, rows) == -1 ||
 	    store_batch_order(b, id, scope->principal, scope->key, in,
 	    time(NULL)) == -1 || store_batch_lines(b, id, in, rows) == -1 ||
 	    events_batch_add(b, id, EVENT_ORDER_CREATED, id,

@@ -21,6 +21,9 @@ db_batch_init(struct db_batch *b)
 	memset(b, 0, sizeof(*b));
 	buf_init(&b->sql, DB_BATCH_SQL_MAX);
 	b->commit = -1;
+#ifdef ENABLE_FAULT_INJECTION
+	b->pause_after = -1;
+#endif
 }
 
 /* Empty the batch for reuse, releasing its results. */
@@ -38,6 +41,9 @@ db_batch_reset(struct db_batch *b)
 	buf_reset(&b->sql);
 	b->n = b->done = 0;
 	b->commit = -1;
+#ifdef ENABLE_FAULT_INJECTION
+	b->pause_after = -1;
+#endif
 }
 
 /* Release what the batch holds. */
@@ -66,6 +72,8 @@ db_batch_add(struct db_batch *b, long long expect, const char *fmt, ...)
 		return -1;
 	if (b->n > 0 && buf_adds(&b->sql, "; ") != BUF_OK)
 		return -1;
+	b->start[b->n] = b->sql.len;
+	b->guard[b->n] = 0;
 	va_start(ap, fmt);
 	rc = buf_vprintf(&b->sql, fmt, ap);
 	va_end(ap);
@@ -85,8 +93,11 @@ db_batch_add(struct db_batch *b, long long expect, const char *fmt, ...)
 int
 db_batch_guard(struct db_batch *b, long long rows)
 {
-	return db_batch_add(b, 0, "SET @idemorders_guard = "
-	    "18446744073709551615 + (ROW_COUNT() <> %lld)", rows);
+	if (db_batch_add(b, 0, "SET @idemorders_guard = "
+	    "18446744073709551615 + (ROW_COUNT() <> %lld)", rows) == -1)
+		return -1;
+	b->guard[b->n - 1] = 1;
+	return 0;
 }
 
 /*
@@ -97,8 +108,11 @@ db_batch_guard(struct db_batch *b, long long rows)
 int
 db_batch_guard_found(struct db_batch *b, long long rows)
 {
-	return db_batch_add(b, 0, "SET @idemorders_guard = "
-	    "18446744073709551615 + (FOUND_ROWS() <> %lld)", rows);
+	if (db_batch_add(b, 0, "SET @idemorders_guard = "
+	    "18446744073709551615 + (FOUND_ROWS() <> %lld)", rows) == -1)
+		return -1;
+	b->guard[b->n - 1] = 1;
+	return 0;
 }
 
 /* Whether the batch just run failed at statement i as a guard refusing. */
@@ -132,6 +146,29 @@ db_batch_to_savepoint(struct db_batch *b)
 	return db_batch_add(b, 0, "%s", DB_BATCH_TO_SAVEPOINT);
 }
 
+/*
+ * Append to an UPDATE's table list the join that makes it change rows
+ * only while the transaction's own claim row (ledger id claim, still
+ * PROCESSING, so uncommitted) exists.
+ */
+int
+db_batch_own_join(struct db_batch *b, unsigned long long claim)
+{
+	return buf_printf(&b->sql, " JOIN idempotency_records own ON own.id = "
+	    "%llu AND own.status = 'PROCESSING'", claim) == BUF_OK ? 0 : -1;
+}
+
+/*
+ * Append the FROM of an INSERT ... SELECT that inserts only while the
+ * transaction's own claim row exists (as db_batch_own_join()).
+ */
+int
+db_batch_own_from(struct db_batch *b, unsigned long long claim)
+{
+	return buf_printf(&b->sql, " FROM idempotency_records WHERE id = %llu "
+	    "AND status = 'PROCESSING'", claim) == BUF_OK ? 0 : -1;
+}
+
 /* Append s (len bytes) to the statement being written as X'...'. */
 int
 db_batch_hex(struct db_batch *b, const char *s, size_t len)
@@ -157,54 +194,116 @@ db_batch_hex(struct db_batch *b, const char *s, size_t len)
 	return 0;
 }
 
+#ifdef ENABLE_FAULT_INJECTION
+/*
+ * Fault work_pause: the index of the statement before which the batch
+ * pauses, after its pause_after-th statement not counting guards (a
+ * guard stays right after the statement it checks), or b->n.
+ */
+static int
+pause_index(const struct db_batch *b)
+{
+	int	 i, writes = 0;
+
+	if (b->pause_after == 0)
+		return 0;
+	for (i = 0; i < b->n; i++) {
+		if (!b->guard[i] && ++writes == b->pause_after) {
+			i++;
+			while (i < b->n && b->guard[i])
+				i++;
+			return i;
+		}
+	}
+	return b->n;
+}
+
+/* Write into out the batch's SQL with a DO SLEEP before statement p. */
+static int
+pause_sql(const struct db_batch *b, int p, struct buf *out)
+{
+	size_t	 at = p < b->n ? b->start[p] : b->sql.len;
+
+	if (buf_add(out, b->sql.p, at) != BUF_OK ||
+	    buf_printf(out, "%sDO SLEEP(%d.%03d)%s", p < b->n ? "" : "; ",
+	    b->pause_ms / 1000, b->pause_ms % 1000, p < b->n ? "; " : "") !=
+	    BUF_OK || buf_add(out, b->sql.p + at, b->sql.len - at) != BUF_OK)
+		return -1;
+	return 0;
+}
+#endif
+
 /*
  * Send the batch and read every result: statement i must succeed and
  * change expect[i] rows (or return a result set, kept in res[i]).  On
  * failure, b->done statements succeeded; the class is that of the
  * failing statement, except that a batch that may have reached its
  * COMMIT (the connection lost on the way, or the COMMIT itself failed
- * other than by a deadlock) is DB_UNKNOWN.
+ * other than by a deadlock) is DB_UNKNOWN.  In a fault build, the fault
+ * work_pause adds a DO SLEEP to a batch that ends in COMMIT; its answer
+ * is read and skipped.
  */
 int
 db_batch_run(struct db *db, struct db_batch *b)
 {
 	MYSQL_RES	*res;
+	const char	*sql = b->sql.p;
+	size_t		 len = b->sql.len;
 	long long	 changed;
-	int		 rc, st, i = 0, wrong = -1;
+	int		 rc, st, i = 0, raw, wrong = -1, pause = -1;
+#ifdef ENABLE_FAULT_INJECTION
+	struct buf	 paused;
 
+	buf_init(&paused, DB_BATCH_SQL_MAX + 64);
+	if (b->pause_after >= 0 && b->commit >= 0) {
+		pause = pause_index(b);
+		if (pause_sql(b, pause, &paused) == -1) {
+			rc = db_fail(db, DB_ERROR, 0, "the batch does not fit");
+			goto out;
+		}
+		log_info("fault injection: a pause of %d ms before statement "
+		    "%d of %d", b->pause_ms, pause + 1, b->n);
+		sql = paused.p;
+		len = paused.len;
+	}
+#endif
 	b->done = 0;
 	rc = db_arm(db);
 	if (rc != DB_OK)
-		return rc;
+		goto out;
 	db->round_trips++;
-	if (mysql_real_query(db->my, b->sql.p, (unsigned long)b->sql.len) != 0)
+	if (mysql_real_query(db->my, sql, (unsigned long)len) != 0)
 		goto failed;
-	for (;;) {
+	for (raw = 0;; raw++) {
 		db_bound_io(db);
 		res = mysql_store_result(db->my);
 		if (res == NULL && (mysql_field_count(db->my) != 0 ||
 		    mysql_errno(db->my) != 0))
 			goto failed;
-		if (i < b->n) {
-			if (res != NULL) {
-				if (b->expect[i] != DB_ROWS_RESULT && wrong < 0)
-					wrong = i;
-				b->res[i] = res;
-				res = NULL;
-			} else {
-				changed = (long long)mysql_affected_rows(
-				    db->my);
-				if (b->expect[i] != DB_ROWS_ANY &&
-				    changed != b->expect[i] && wrong < 0)
-					wrong = i;
+		if (raw != pause) {
+			if (i < b->n) {
+				if (res != NULL) {
+					if (b->expect[i] != DB_ROWS_RESULT &&
+					    wrong < 0)
+						wrong = i;
+					b->res[i] = res;
+					res = NULL;
+				} else {
+					changed = (long long)
+					    mysql_affected_rows(db->my);
+					if (b->expect[i] != DB_ROWS_ANY &&
+					    changed != b->expect[i] &&
+					    wrong < 0)
+						wrong = i;
+				}
+				b->insert_id[i] = mysql_insert_id(db->my);
 			}
-			b->insert_id[i] = mysql_insert_id(db->my);
+			if (wrong < 0)
+				b->done = i + 1;
+			i++;
 		}
 		if (res != NULL)
 			mysql_free_result(res);
-		if (wrong < 0)
-			b->done = i + 1;
-		i++;
 		db_bound_io(db);
 		st = mysql_next_result(db->my);
 		if (st > 0 || (st == -1 && mysql_errno(db->my) != 0))
@@ -219,17 +318,22 @@ db_batch_run(struct db *db, struct db_batch *b)
 		log_warnx("batch statement %d of %d: %s", wrong + 1, b->n,
 		    db->last_error);
 		if (b->commit >= 0 && i > b->commit)
-			return db_fail(db, DB_UNKNOWN, 0, db->last_error);
-		return rc;
+			rc = db_fail(db, DB_UNKNOWN, 0, db->last_error);
+		goto out;
 	}
-	return DB_OK;
+	rc = DB_OK;
+	goto out;
 failed:
 	/* Statement i failed; the server ran none after it. */
 	rc = db_conn_fail(db);
 	if (b->commit < 0 || i < b->commit)
-		return rc == DB_LOST && b->commit >= 0 ? db_fail(db,
+		rc = rc == DB_LOST && b->commit >= 0 ? db_fail(db,
 		    DB_UNKNOWN, db->last_errno, db->last_error) : rc;
-	if (rc == DB_TRANSIENT && db->last_errno == ER_LOCK_DEADLOCK)
-		return rc;
-	return db_fail(db, DB_UNKNOWN, db->last_errno, db->last_error);
+	else if (rc != DB_TRANSIENT || db->last_errno != ER_LOCK_DEADLOCK)
+		rc = db_fail(db, DB_UNKNOWN, db->last_errno, db->last_error);
+out:
+#ifdef ENABLE_FAULT_INJECTION
+	buf_free(&paused);
+#endif
+	return rc;
 }

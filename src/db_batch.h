@@ -9,6 +9,15 @@
  * which fails on the server otherwise, so the COMMIT never runs; a read
  * that must find no row before a write is followed by
  * db_batch_guard_found(), so that the write never runs when it did.
+ *
+ * Every write after the ledger claim depends on the transaction's own
+ * uncommitted claim row (db_batch_own_join(), db_batch_own_from()): on a
+ * Galera node a conflict can roll the transaction back while a statement
+ * of the batch runs and still answers OK, and the server then runs the
+ * rest of the batch in a fresh transaction that the batch's COMMIT
+ * commits.  There the claim row does not exist, so those writes change
+ * nothing and their guards stop the batch, whatever the statements'
+ * order.
  */
 #ifndef IDEMORDERS_DB_BATCH_H
 #define IDEMORDERS_DB_BATCH_H
@@ -35,6 +44,12 @@ struct db_batch {
 	int			 done;		/* statements that succeeded */
 	MYSQL_RES		*res[DB_BATCH_MAX];
 	unsigned long long	 insert_id[DB_BATCH_MAX];
+	size_t			 start[DB_BATCH_MAX];	/* offset in sql */
+	int			 guard[DB_BATCH_MAX];	/* a guard? */
+#ifdef ENABLE_FAULT_INJECTION
+	int			 pause_after;	/* fault work_pause, or -1 */
+	int			 pause_ms;
+#endif
 };
 
 void	db_batch_init(struct db_batch *);
@@ -49,6 +64,8 @@ int	db_batch_commit(struct db_batch *);
 int	db_batch_savepoint(struct db_batch *);
 int	db_batch_to_savepoint(struct db_batch *);
 int	db_batch_hex(struct db_batch *, const char *, size_t);
+int	db_batch_own_join(struct db_batch *, unsigned long long);
+int	db_batch_own_from(struct db_batch *, unsigned long long);
 int	db_batch_run(struct db *, struct db_batch *);
 
 #endif

@@ -556,6 +556,13 @@ engine_run_part(struct engine *c, int dup_stmt, enum fault_point pt,
 	struct db_batch	*b = &c->batch;
 	int		 rc, failed, refused;
 
+#ifdef ENABLE_FAULT_INJECTION
+	if (FAULT_PLANNED(c->req->fault, FP_WORK_PAUSE)) {
+		/* db_batch_run() pauses a batch that ends in COMMIT. */
+		b->pause_after = c->req->fault->pause_after;
+		b->pause_ms = c->req->fault->sleep_ms[FP_WORK_PAUSE];
+	}
+#endif
 	rc = db_batch_run(c->db, b);
 	failed = b->done;	/* the statement that failed, if one did */
 	refused = c->take >= 0 && db_batch_refused(c->db, b, c->take + 1);

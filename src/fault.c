@@ -15,8 +15,31 @@
 static const char *fault_points[FP_COUNT] = {
 	"before_ledger_insert", "after_ledger_insert", "after_order_insert",
 	"after_stock_decrease", "before_commit", "after_commit",
-	"conflict_read", "after_judge",
+	"conflict_read", "after_judge", "work_pause",
 };
+
+/* Parse work_pause's "K:MS" into plan: 0, or -1 when malformed. */
+static int
+parse_pause(struct fault_plan *plan, const char *s)
+{
+	char	*end;
+	long	 k, ms;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	k = strtol(s, &end, 10);
+	if (errno != 0 || *end != ':' || k > 64 || end[1] < '0' ||
+	    end[1] > '9')
+		return -1;
+	ms = strtol(end + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || ms > 600000)
+		return -1;
+	plan->action[FP_WORK_PAUSE] = FAULT_PAUSE;
+	plan->pause_after = (int)k;
+	plan->sleep_ms[FP_WORK_PAUSE] = (int)ms;
+	return 0;
+}
 
 /*
  * Parse a fault header into plan (zeroed here).  Returns 0, or -1 with
@@ -54,6 +77,14 @@ fault_parse(struct fault_plan *plan, const char *hdr, char *err, size_t errsz)
 		if (pt == -1) {
 			snprintf(err, errsz, "unknown fault point \"%s\"", item);
 			return -1;
+		}
+		if (pt == FP_WORK_PAUSE) {
+			if (parse_pause(plan, eq) == -1) {
+				snprintf(err, errsz, "bad pause \"%s\" at %s "
+				    "(K:MS)", eq, item);
+				return -1;
+			}
+			continue;
 		}
 		if (strcmp(eq, "crash") == 0)
 			plan->action[pt] = FAULT_CRASH;
@@ -126,6 +157,8 @@ fault_hit(const struct fault_plan *plan, enum fault_point pt, int attempt)
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
 		return FAULT_NONE;
+	case FAULT_PAUSE:
+		return FAULT_PAUSE;	/* db_batch_run() pauses */
 	case FAULT_TRANSIENT1:
 		return attempt == 1 ? FAULT_TRANSIENT : FAULT_NONE;
 	default:

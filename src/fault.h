@@ -4,6 +4,12 @@
  * FAULT_NONE and no request header is read.
  *
  * X-Idemorders-Fault: POINT=ACTION[,POINT=ACTION]
+ *
+ * work_pause=K:MS is not a point between round trips: the batch that
+ * ends in COMMIT gets a DO SLEEP of MS milliseconds after its K-th
+ * statement (guards not counted; 0: before the first), in the same
+ * round trip, so that a conflicting writeset from another cluster node
+ * can land while a statement of the batch is running.
  */
 #ifndef IDEMORDERS_FAULT_H
 #define IDEMORDERS_FAULT_H
@@ -17,6 +23,7 @@ enum fault_point {
 	FP_AFTER_COMMIT,
 	FP_CONFLICT_READ,
 	FP_AFTER_JUDGE,
+	FP_WORK_PAUSE,		/* inside the batch that ends in COMMIT */
 	FP_COUNT,
 };
 
@@ -29,11 +36,13 @@ enum fault_action {
 	FAULT_DROP,		/* no answer at all */
 	FAULT_SLEEP,		/* delay, then go on */
 	FAULT_NULL,		/* conflict_read sees no row */
+	FAULT_PAUSE,		/* work_pause: DO SLEEP inside the batch */
 };
 
 struct fault_plan {
 	enum fault_action	 action[FP_COUNT];
 	int			 sleep_ms[FP_COUNT];
+	int			 pause_after;	/* work_pause: statements */
 };
 
 #ifdef ENABLE_FAULT_INJECTION

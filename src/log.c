@@ -252,6 +252,17 @@ log_warn(const char *fmt, ...)
 	errno = saved;
 }
 
+/* Log an error the service itself must never cause (level error). */
+void
+log_errorx(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_ERR, 0, fmt, ap);
+	va_end(ap);
+}
+
 /* Log a warning. */
 void
 log_warnx(const char *fmt, ...)

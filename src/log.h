@@ -34,6 +34,7 @@ void	log_request(const struct log_request *);
 void	log_json_string(char *, size_t, size_t *, const char *);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_errorx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	fatal(const char *, ...)

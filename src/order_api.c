@@ -349,17 +349,25 @@ out:
 }
 
 /*
- * Every answer to POST, whatever refused it, echoes the Idempotency-Key
- * it was sent when the header is printable and of a sane length.
+ * Every answer to POST, whatever refused it, says whether sending the
+ * same key and body again may get another answer (Should-Retry, from
+ * the problem table: never for a success, a replay or a recorded
+ * rejection), and echoes the Idempotency-Key it was sent when the
+ * header is printable and of a sane length.
  */
 void
-order_api_echo_key(const struct request *req, struct response *resp)
+order_api_finish_post(const struct request *req, struct response *resp)
 {
 	const char	*raw = req->idempotency_key;
 	size_t		 i;
 
-	if (req->method == NULL || strcmp(req->method, "POST") != 0 ||
-	    raw == NULL || strlen(raw) > 2 * IDEM_KEY_MAX)
+	if (req->method == NULL || strcmp(req->method, "POST") != 0)
+		return;
+	response_header(resp, "Should-Retry", "%s",
+	    problem_should_retry(resp->code, resp->outcome == OUTCOME_REJECTED,
+	    resp->outcome == OUTCOME_REPLAYED ||
+	    resp->outcome == OUTCOME_RECOVERED) ? "true" : "false");
+	if (raw == NULL || strlen(raw) > 2 * IDEM_KEY_MAX)
 		return;
 	for (i = 0; raw[i] >= 0x20 && raw[i] < 0x7f; i++)
 		;
@@ -420,5 +428,5 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 
 /* The order service, as the worker runs it. */
 const struct worker_ops order_api_ops = {
-	order_api_handle, 1, order_api_echo_key
+	order_api_handle, 1, order_api_finish_post
 };

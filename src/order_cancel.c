@@ -116,7 +116,7 @@ cancel_work(struct engine *e, struct response *resp)
 	if (answer_cancelled(s, now, resp) == -1)
 		return engine_too_big(e, resp);
 	db_batch_reset(b);
-	if (store_batch_cancel(b, s->req->order, s->view.nitems, now,
+	if (store_batch_cancel(b, e->id, s->req->order, s->view.nitems, now,
 	    s->req->key, s->req->in->reason, s->req->in->reason_len) == -1)
 		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",

@@ -54,12 +54,16 @@ struct create_state {
  * The key already made an order (a duplicate on orders_principal_key):
  * roll everything back.  If the key has a committed ledger row, answer
  * from it.  Only when it has none was the row purged after expiry: 410,
- * leaving no ledger row.
+ * leaving no ledger row.  An order younger than key_retention cannot
+ * have lost its ledger row that way: an order committed without its
+ * ledger row, logged as an error with the key (the audit's
+ * order_without_ledger).
  */
 static enum engine_step
 answer_purged(struct engine *e, struct response *resp)
 {
 	unsigned long long	 id;
+	long long		 age = 0;
 	char			 order_id[ORDER_ID_MAX];
 	enum engine_step	 a;
 	int			 rc;
@@ -70,13 +74,18 @@ answer_purged(struct engine *e, struct response *resp)
 	rc = db_ensure(e->db);
 	if (rc == DB_OK)
 		rc = store_order_by_key(e->db, e->req->principal, e->req->key,
-		    &id);
+		    &id, &age);
 	if (rc < 0)
 		return engine_failed(e, rc, "order lookup", resp);
 	db_rollback(e->db);
 	order_id[0] = '\0';
 	if (rc == 1)
 		order_id_format(order_id, sizeof(order_id), id);
+	if (rc == 1 && age < e->conf->key_retention_ms / 1000)
+		log_errorx("key %s of principal %s: order %s (%lld s old, "
+		    "within key_retention) has no ledger row: answered 410; "
+		    "an order was committed without its ledger row",
+		    e->req->key, e->req->principal, order_id, age);
 	engine_answer_expired(e, order_id, resp);
 	e->settled = 1;
 	return ENGINE_DONE;
@@ -204,7 +213,7 @@ step_finish(struct engine *e, struct response *resp)
 	order_id_format(order_id, sizeof(order_id), e->id);
 	db_batch_reset(b);
 	e->take = b->n;
-	if (store_batch_take(b, req->in, s->rows) == -1)
+	if (store_batch_take(b, e->id, req->in, s->rows) == -1)
 		return engine_too_big(e, resp);
 	order_stmt = b->n;
 	if (store_batch_order(b, e->id, req->principal, req->key, req->in,
@@ -281,6 +290,7 @@ create_undo(struct engine *e, struct response *resp)
 {
 	struct create_state	*s = CREATE(e);
 	unsigned long long	 id;
+	long long		 age;
 	int			 rc;
 
 	if (e->locked) {
@@ -293,7 +303,8 @@ create_undo(struct engine *e, struct response *resp)
 	 * Rare path, so a plain read is affordable: a key whose ledger row
 	 * was purged but which made an order must not record a rejection.
 	 */
-	rc = store_order_by_key(e->db, e->req->principal, e->req->key, &id);
+	rc = store_order_by_key(e->db, e->req->principal, e->req->key, &id,
+	    &age);
 	if (rc < 0)
 		return engine_failed(e, rc, "order lookup", resp);
 	if (rc == 1)

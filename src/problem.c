@@ -7,69 +7,101 @@
 #include "problem.h"
 
 struct problem_type {
-	const char	*code;
-	const char	*title;
+	const char		*code;
+	const char		*title;
+	enum problem_retry	 retry;		/* its Should-Retry */
 };
 
+#define NO		PROBLEM_RETRY_NO
+#define YES		PROBLEM_RETRY_YES
+#define UNRECORDED	PROBLEM_RETRY_UNRECORDED
+
 /*
- * Every code the service answers with, and its human title.  A code
- * without a title of its own is titled by the reason phrase of its
+ * Every code the service answers with, its human title and whether the
+ * same key and body sent again may get another answer (Should-Retry). A
+ * code without a title of its own is titled by the reason phrase of its
  * status.
  */
 static const struct problem_type problem_types[PROBLEM_COUNT] = {
-	[PROBLEM_NONE] = { NULL, NULL },
+	[PROBLEM_NONE] = { NULL, NULL, NO },
 	[PROBLEM_UNAUTHENTICATED] = { "UNAUTHENTICATED",
-	    "Authentication required" },
+	    "Authentication required", NO },
 	[PROBLEM_FRONTEND_SECRET_MISMATCH] = { "FRONTEND_SECRET_MISMATCH",
-	    "Request did not come through the web server" },
-	[PROBLEM_FORBIDDEN] = { "FORBIDDEN", "Forbidden" },
-	[PROBLEM_NOT_FOUND] = { "NOT_FOUND", "No such resource" },
+	    "Request did not come through the web server", NO },
+	[PROBLEM_FORBIDDEN] = { "FORBIDDEN", "Forbidden", NO },
+	[PROBLEM_NOT_FOUND] = { "NOT_FOUND", "No such resource", NO },
 	[PROBLEM_METHOD_NOT_ALLOWED] = { "METHOD_NOT_ALLOWED",
-	    "Method not allowed" },
-	[PROBLEM_ORDER_NOT_FOUND] = { "ORDER_NOT_FOUND", "Order not found" },
+	    "Method not allowed", NO },
+	[PROBLEM_ORDER_NOT_FOUND] = { "ORDER_NOT_FOUND", "Order not found",
+	    NO },
 	[PROBLEM_IDEMPOTENCY_KEY_MISSING] = { "IDEMPOTENCY_KEY_MISSING",
-	    "Idempotency-Key header required" },
+	    "Idempotency-Key header required", NO },
 	[PROBLEM_IDEMPOTENCY_KEY_INVALID] = { "IDEMPOTENCY_KEY_INVALID",
-	    "Idempotency-Key header invalid" },
+	    "Idempotency-Key header invalid", NO },
 	[PROBLEM_UNSUPPORTED_MEDIA_TYPE] = { "UNSUPPORTED_MEDIA_TYPE",
-	    "Content-Type must be application/json" },
+	    "Content-Type must be application/json", NO },
 	[PROBLEM_PAYLOAD_TOO_LARGE] = { "PAYLOAD_TOO_LARGE",
-	    "Request body too large" },
+	    "Request body too large", NO },
 	[PROBLEM_MALFORMED_JSON] = { "MALFORMED_JSON",
-	    "Request body is not valid JSON" },
+	    "Request body is not valid JSON", NO },
 	[PROBLEM_VALIDATION_FAILED] = { "VALIDATION_FAILED",
-	    "Request body failed validation" },
+	    "Request body failed validation", NO },
 	[PROBLEM_IDEMPOTENCY_KEY_REUSED] = { "IDEMPOTENCY_KEY_REUSED",
-	    "Idempotency-Key already used for another request" },
+	    "Idempotency-Key already used for another request", NO },
 	[PROBLEM_IDEMPOTENCY_KEY_EXPIRED] = { "IDEMPOTENCY_KEY_EXPIRED",
-	    "Idempotency-Key expired" },
+	    "Idempotency-Key expired", NO },
 	[PROBLEM_REQUEST_IN_PROGRESS] = { "REQUEST_IN_PROGRESS",
-	    "A request with this Idempotency-Key is in progress" },
+	    "A request with this Idempotency-Key is in progress", YES },
 	[PROBLEM_REQUEST_STATUS_UNCONFIRMED] = { "REQUEST_STATUS_UNCONFIRMED",
-	    "The outcome of the earlier request is not confirmed yet" },
+	    "The outcome of the earlier request is not confirmed yet", YES },
 	[PROBLEM_UNKNOWN_IDEMPOTENCY_STATE] = { "UNKNOWN_IDEMPOTENCY_STATE",
-	    "Unknown idempotency record state" },
-	[PROBLEM_UNKNOWN_SKU] = { "UNKNOWN_SKU", "Unknown SKU" },
+	    "Unknown idempotency record state", NO },
+	[PROBLEM_UNKNOWN_SKU] = { "UNKNOWN_SKU", "Unknown SKU", NO },
 	[PROBLEM_CURRENCY_MISMATCH] = { "CURRENCY_MISMATCH",
-	    "Currency does not match the SKU" },
+	    "Currency does not match the SKU", NO },
 	[PROBLEM_AMOUNT_MISMATCH] = { "AMOUNT_MISMATCH",
-	    "Amount does not match the items" },
-	[PROBLEM_OUT_OF_STOCK] = { "OUT_OF_STOCK", "Out of stock" },
+	    "Amount does not match the items", NO },
+	[PROBLEM_OUT_OF_STOCK] = { "OUT_OF_STOCK", "Out of stock", UNRECORDED },
 	[PROBLEM_ORDER_ALREADY_CANCELLED] = { "ORDER_ALREADY_CANCELLED",
-	    "Order already cancelled" },
+	    "Order already cancelled", NO },
 	[PROBLEM_ORDER_NOT_CANCELLABLE] = { "ORDER_NOT_CANCELLABLE",
-	    "Order can no longer be cancelled" },
+	    "Order can no longer be cancelled", NO },
 	[PROBLEM_RETRY_LIMIT_REACHED] = { "RETRY_LIMIT_REACHED",
-	    "Retry limit reached" },
+	    "Retry limit reached", YES },
 	[PROBLEM_RETRY_DEADLINE_EXCEEDED] = { "RETRY_DEADLINE_EXCEEDED",
-	    "Request deadline exceeded" },
+	    "Request deadline exceeded", YES },
 	[PROBLEM_SERVICE_UNAVAILABLE] = { "SERVICE_UNAVAILABLE",
-	    "Service unavailable" },
-	[PROBLEM_NOT_IMPLEMENTED] = { "NOT_IMPLEMENTED", "Not implemented" },
-	[PROBLEM_INTERNAL_ERROR] = { "INTERNAL_ERROR", "Internal error" },
-	[PROBLEM_DATABASE_UNAVAILABLE] = { "DATABASE_UNAVAILABLE", NULL },
-	[PROBLEM_FAULT_SPEC_INVALID] = { "FAULT_SPEC_INVALID", NULL },
+	    "Service unavailable", YES },
+	[PROBLEM_NOT_IMPLEMENTED] = { "NOT_IMPLEMENTED", "Not implemented",
+	    NO },
+	[PROBLEM_INTERNAL_ERROR] = { "INTERNAL_ERROR", "Internal error", YES },
+	[PROBLEM_DATABASE_UNAVAILABLE] = { "DATABASE_UNAVAILABLE", NULL, YES },
+	[PROBLEM_FAULT_SPEC_INVALID] = { "FAULT_SPEC_INVALID", NULL, NO },
 };
+
+#undef NO
+#undef YES
+#undef UNRECORDED
+
+/*
+ * Whether the answer with code (PROBLEM_NONE: a success) may change when
+ * the same key and body are sent again, the answer recorded in the
+ * ledger (a final rejection) or a stored answer replayed (replayed).
+ */
+int
+problem_should_retry(enum problem_code code, int recorded, int replayed)
+{
+	if (replayed || (unsigned int)code >= PROBLEM_COUNT)
+		return 0;
+	switch (problem_types[code].retry) {
+	case PROBLEM_RETRY_YES:
+		return 1;
+	case PROBLEM_RETRY_UNRECORDED:
+		return !recorded;
+	default:
+		return 0;
+	}
+}
 
 /* Fill a problem; detail is formatted like printf. */
 void

@@ -46,6 +46,13 @@ enum problem_code {
 	PROBLEM_COUNT,
 };
 
+/* Whether the same key and body sent again may get another answer. */
+enum problem_retry {
+	PROBLEM_RETRY_NO = 0,
+	PROBLEM_RETRY_YES,		/* transient, unconfirmed, in progress */
+	PROBLEM_RETRY_UNRECORDED,	/* yes unless recorded as final */
+};
+
 struct problem {
 	int			 status;	/* HTTP status */
 	enum problem_code	 code;
@@ -57,6 +64,7 @@ void	problem_set(struct problem *, int, enum problem_code, const char *,
 	    ...) __attribute__((format(printf, 4, 5)));
 const char *problem_code_name(enum problem_code);
 const char *problem_title(enum problem_code);
+int	problem_should_retry(enum problem_code, int, int);
 int	problem_render(const struct problem *, struct buf *);
 const char *http_reason(int);
 

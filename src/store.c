@@ -126,16 +126,20 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	return 1;
 }
 
-/* Find the order a key of principal created: 1 with *id, 0, or db_err. */
+/*
+ * Find the order a key of principal created: 1 with *id and *age (its
+ * age in seconds, by the database's clock), 0, or db_err.
+ */
 int
 store_order_by_key(struct db *db, const char *principal, const char *key,
-    unsigned long long *id)
+    unsigned long long *id, long long *age)
 {
-	static const char sql[] = "SELECT id FROM orders "
+	static const char sql[] = "SELECT id, TIMESTAMPDIFF(SECOND, "
+	    "created_at, UTC_TIMESTAMP(6)) FROM orders "
 	    "WHERE principal_id = ? AND idempotency_key = ?";
 	MYSQL_STMT	*st;
-	MYSQL_BIND	 p[2], r[1];
-	long long	 v = 0;
+	MYSQL_BIND	 p[2], r[2];
+	long long	 v = 0, a = 0;
 	int		 rc;
 
 	/* Rare path (a purged tombstone): prepared for this use only. */
@@ -149,12 +153,15 @@ store_order_by_key(struct db *db, const char *principal, const char *key,
 		goto out;
 	db_bind_i64(&r[0], &v);
 	r[0].is_unsigned = 1;
+	db_bind_i64(&r[1], &a);
 	rc = db_bind_result(db, st, r);
 	if (rc != DB_OK)
 		goto out;
 	rc = db_fetch(db, st);
-	if (rc == 1)
+	if (rc == 1) {
 		*id = (unsigned long long)v;
+		*age = a;
+	}
 out:
 	mysql_stmt_close(st);
 	return rc;
@@ -227,7 +234,10 @@ store_read_stock(MYSQL_RES *res, const struct order_input *in,
 	}
 }
 
-/* Add the order row, with the id the caller allocated. */
+/*
+ * Add the order row, with the id the caller allocated: the id of its
+ * ledger claim, whose row must exist (db_batch_own_from()).
+ */
 int
 store_batch_order(struct db_batch *b, unsigned long long id,
     const char *principal, const char *key, const struct order_input *in,
@@ -237,7 +247,7 @@ store_batch_order(struct db_batch *b, unsigned long long id,
 
 	if (db_batch_add(b, 1, "INSERT INTO orders (id, principal_id, "
 	    "idempotency_key, currency, amount, shipping, note, status, "
-	    "created_at) VALUES (%llu, ", id) == -1 ||
+	    "created_at) SELECT %llu, ", id) == -1 ||
 	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
 	    buf_adds(&b->sql, ", ") != BUF_OK ||
 	    db_batch_hex(b, key, strlen(key)) == -1 ||
@@ -246,10 +256,10 @@ store_batch_order(struct db_batch *b, unsigned long long id,
 	    buf_printf(&b->sql, ", %lld, '%s', ", in->amount, ship) !=
 	    BUF_OK ||
 	    db_batch_hex(b, in->note ? in->note : "", in->note_len) == -1 ||
-	    buf_printf(&b->sql, ", 'CREATED', FROM_UNIXTIME(%lld))",
+	    buf_printf(&b->sql, ", 'CREATED', FROM_UNIXTIME(%lld)",
 	    (long long)created) != BUF_OK)
 		return -1;
-	return 0;
+	return db_batch_own_from(b, id);
 }
 
 /*
@@ -257,29 +267,33 @@ store_batch_order(struct db_batch *b, unsigned long long id,
  * guard that stops the batch unless every row still holds what the
  * rules were judged on: the same currency and unit price, and at least
  * the quantity available.  The rows are locked in SKU order (the
- * primary key's), as SELECT ... FOR UPDATE locks them.
+ * primary key's), as SELECT ... FOR UPDATE locks them.  It changes rows
+ * only while the ledger claim claim exists (db_batch_own_join()).
  */
 int
-store_batch_take(struct db_batch *b, const struct order_input *in,
-    const struct stock_row *rows)
+store_batch_take(struct db_batch *b, unsigned long long claim,
+    const struct order_input *in, const struct stock_row *rows)
 {
 	size_t	 i;
 
+	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s") == -1 ||
+	    db_batch_own_join(b, claim) == -1)
+		return -1;
 	if (in->nitems == 1) {
 		/* One SKU, the common order: no CASE to evaluate. */
-		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock SET available = "
-		    "available - %d WHERE sku = ", in->items[0].qty) == -1 ||
+		if (buf_printf(&b->sql, " SET s.available = s.available - %d "
+		    "WHERE s.sku = ", in->items[0].qty) != BUF_OK ||
 		    db_batch_hex(b, in->items[0].sku,
 		    strlen(in->items[0].sku)) == -1 ||
-		    buf_printf(&b->sql, " AND available >= %d AND unit_price = "
-		    "%lld AND currency = ", in->items[0].qty,
+		    buf_printf(&b->sql, " AND s.available >= %d AND "
+		    "s.unit_price = %lld AND s.currency = ", in->items[0].qty,
 		    rows[0].unit_price) != BUF_OK ||
 		    db_batch_hex(b, in->currency, 3) == -1)
 			return -1;
 		return db_batch_guard(b, 1);
 	}
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock SET "
-	    "available = available - CASE sku") == -1)
+	if (buf_adds(&b->sql, " SET s.available = s.available - CASE s.sku") !=
+	    BUF_OK)
 		return -1;
 	for (i = 0; i < in->nitems; i++)
 		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
@@ -287,25 +301,29 @@ store_batch_take(struct db_batch *b, const struct order_input *in,
 		    strlen(in->items[i].sku)) == -1 ||
 		    buf_printf(&b->sql, " THEN %d", in->items[i].qty) != BUF_OK)
 			return -1;
-	if (buf_adds(&b->sql, " END WHERE sku IN ") != BUF_OK ||
+	if (buf_adds(&b->sql, " END WHERE s.sku IN ") != BUF_OK ||
 	    batch_sku_list(b, in) == -1 ||
-	    buf_adds(&b->sql, " AND currency = ") != BUF_OK ||
+	    buf_adds(&b->sql, " AND s.currency = ") != BUF_OK ||
 	    db_batch_hex(b, in->currency, 3) == -1 ||
-	    buf_adds(&b->sql, " AND CASE sku") != BUF_OK)
+	    buf_adds(&b->sql, " AND CASE s.sku") != BUF_OK)
 		return -1;
 	for (i = 0; i < in->nitems; i++)
 		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
 		    db_batch_hex(b, in->items[i].sku,
 		    strlen(in->items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, " THEN available >= %d AND unit_price "
-		    "= %lld", in->items[i].qty, rows[i].unit_price) != BUF_OK)
+		    buf_printf(&b->sql, " THEN s.available >= %d AND "
+		    "s.unit_price = %lld", in->items[i].qty,
+		    rows[i].unit_price) != BUF_OK)
 			return -1;
 	if (buf_adds(&b->sql, " END") != BUF_OK)
 		return -1;
 	return db_batch_guard(b, (long long)in->nitems);
 }
 
-/* Add the order's items at the prices judged. */
+/*
+ * Add the order's items at the prices judged, each inserted only while
+ * the ledger claim id (the order's id) exists (db_batch_own_from()).
+ */
 int
 store_batch_lines(struct db_batch *b, unsigned long long id,
     const struct order_input *in, const struct stock_row *rows)
@@ -313,14 +331,16 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 	size_t	 i;
 
 	if (db_batch_add(b, (long long)in->nitems, "INSERT INTO order_items "
-	    "(order_id, sku, qty, unit_price) VALUES ") == -1)
+	    "(order_id, sku, qty, unit_price) ") == -1)
 		return -1;
 	for (i = 0; i < in->nitems; i++)
-		if (buf_printf(&b->sql, "%s(%llu, ", i > 0 ? ", " : "", id) !=
-		    BUF_OK || db_batch_hex(b, in->items[i].sku,
+		if (buf_printf(&b->sql, "%sSELECT %llu, ", i > 0 ?
+		    " UNION ALL " : "", id) != BUF_OK ||
+		    db_batch_hex(b, in->items[i].sku,
 		    strlen(in->items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, ", %d, %lld)", in->items[i].qty,
-		    rows[i].unit_price) != BUF_OK)
+		    buf_printf(&b->sql, ", %d, %lld", in->items[i].qty,
+		    rows[i].unit_price) != BUF_OK ||
+		    db_batch_own_from(b, id) == -1)
 			return -1;
 	return 0;
 }
@@ -403,24 +423,29 @@ store_read_cancel(MYSQL_RES *order, MYSQL_RES *items, unsigned long long id,
  * A cancel's writes: put each item's quantity back (and count it as
  * restocked), guarded to stop the batch unless every one of the nitems
  * stock rows changed; mark the order CANCELLED by key, guarded to stop
- * it unless the order was still CREATED.
+ * it unless the order was still CREATED.  Both change rows only while
+ * the cancel's ledger claim claim exists (db_batch_own_join()).
  */
 int
-store_batch_cancel(struct db_batch *b, unsigned long long id, size_t nitems,
-    time_t cancelled, const char *key, const char *reason, size_t reason_len)
+store_batch_cancel(struct db_batch *b, unsigned long long claim,
+    unsigned long long id, size_t nitems, time_t cancelled, const char *key,
+    const char *reason, size_t reason_len)
 {
 	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s JOIN order_items i "
-	    "ON i.sku = s.sku SET s.available = s.available + i.qty, "
+	    "ON i.sku = s.sku") == -1 || db_batch_own_join(b, claim) == -1 ||
+	    buf_printf(&b->sql, " SET s.available = s.available + i.qty, "
 	    "s.restocked = s.restocked + i.qty WHERE i.order_id = %llu",
-	    id) == -1 || db_batch_guard(b, (long long)nitems) == -1)
+	    id) != BUF_OK || db_batch_guard(b, (long long)nitems) == -1)
 		return -1;
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE orders SET status = "
-	    "'CANCELLED', cancelled_at = FROM_UNIXTIME(%lld), cancel_reason = ",
-	    (long long)cancelled) == -1 ||
+	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE orders o") == -1 ||
+	    db_batch_own_join(b, claim) == -1 ||
+	    buf_printf(&b->sql, " SET o.status = 'CANCELLED', o.cancelled_at = "
+	    "FROM_UNIXTIME(%lld), o.cancel_reason = ", (long long)cancelled) !=
+	    BUF_OK ||
 	    db_batch_hex(b, reason, reason_len) == -1 ||
-	    buf_adds(&b->sql, ", cancel_key = ") != BUF_OK ||
+	    buf_adds(&b->sql, ", o.cancel_key = ") != BUF_OK ||
 	    db_batch_hex(b, key, strlen(key)) == -1 ||
-	    buf_printf(&b->sql, " WHERE id = %llu AND status = 'CREATED'",
+	    buf_printf(&b->sql, " WHERE o.id = %llu AND o.status = 'CREATED'",
 	    id) != BUF_OK)
 		return -1;
 	return db_batch_guard(b, 1);

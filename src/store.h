@@ -28,8 +28,8 @@ struct stock_row {
 int	store_batch_stock(struct db_batch *, const struct order_input *, int);
 void	store_read_stock(MYSQL_RES *, const struct order_input *,
 	    struct stock_row *);
-int	store_batch_take(struct db_batch *, const struct order_input *,
-	    const struct stock_row *);
+int	store_batch_take(struct db_batch *, unsigned long long,
+	    const struct order_input *, const struct stock_row *);
 int	store_batch_order(struct db_batch *, unsigned long long, const char *,
 	    const char *, const struct order_input *, time_t);
 int	store_batch_lines(struct db_batch *, unsigned long long,
@@ -42,9 +42,10 @@ int	store_batch_cancel_lock(struct db_batch *, unsigned long long,
 	    const char *);
 int	store_read_cancel(MYSQL_RES *, MYSQL_RES *, unsigned long long,
 	    struct order_view *, char *, size_t, long long *);
-int	store_batch_cancel(struct db_batch *, unsigned long long, size_t,
-	    time_t, const char *, const char *, size_t);
+int	store_batch_cancel(struct db_batch *, unsigned long long,
+	    unsigned long long, size_t, time_t, const char *, const char *,
+	    size_t);
 int	store_order_by_key(struct db *, const char *, const char *,
-	    unsigned long long *);
+	    unsigned long long *, long long *);
 
 #endif

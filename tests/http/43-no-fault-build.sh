@@ -74,7 +74,7 @@ pfcgi() {
 
 for fault in before_ledger_insert=crash after_order_insert=transient \
     after_stock_decrease=final after_commit=drop conflict_read=null \
-    'no such=thing'; do
+    work_pause=1:5000 'no such=thing'; do
 	w="plain build, X-Idemorders-Fault: $fault"
 	sku=$(new_sku T43 50)
 	key=$(unique_key t43)

@@ -154,6 +154,22 @@ for s in $HTTP_SERVERS; do
 	expect_unchanged "$s purged"
 	expect_sql "SELECT COUNT(*) FROM idempotency_records WHERE principal_id = '$P'
 	    AND idem_key = '$KEY'" 0 "$s purged: no ledger row created again"
+	# An order younger than key_retention (24 h here) cannot have lost
+	# its ledger row to the purge: each such 410 is logged as an error
+	# with the key.  Made older than key_retention, it is the normal
+	# purge: no error.
+	n=$(grep -c "error.*key $KEY of principal $P: order $OID .*has no ledger row" \
+	    "$LOGDIR/idemorders.log")
+	[[ $n -ge 5 ]] && ok "$s purged within key_retention: $n error lines naming the key" ||
+	    fail "$s purged within key_retention: error log" "$n lines for key $KEY"
+	sql "UPDATE orders SET created_at = created_at - INTERVAL 2 DAY
+	    WHERE principal_id = '$P' AND idempotency_key = '$KEY'"
+	post "$url" "$KEY" "$SAME"
+	expect_expired "$s purged, order past key_retention" "$OID" "$KEY"
+	m=$(grep -c "error.*key $KEY of principal $P: order $OID .*has no ledger row" \
+	    "$LOGDIR/idemorders.log")
+	[[ $m == "$n" ]] && ok "$s purged past key_retention: no error logged" ||
+	    fail "$s purged past key_retention" "$((m - n)) more error lines"
 
 	# --- a key that made no order (FAILED_FINAL) ---------------------------
 	FKEY=$(unique_key "t51-failed-$s")

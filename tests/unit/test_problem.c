@@ -86,12 +86,43 @@ test_response(void)
 	response_clear(&r);
 }
 
+/* Should-Retry: true only where the same request may be answered anew. */
+static void
+test_should_retry(void)
+{
+	static const enum problem_code yes[] = {
+		PROBLEM_REQUEST_IN_PROGRESS, PROBLEM_REQUEST_STATUS_UNCONFIRMED,
+		PROBLEM_RETRY_LIMIT_REACHED, PROBLEM_RETRY_DEADLINE_EXCEEDED,
+		PROBLEM_SERVICE_UNAVAILABLE, PROBLEM_DATABASE_UNAVAILABLE,
+		PROBLEM_INTERNAL_ERROR,
+	};
+	enum problem_code	 c;
+	size_t			 i;
+	int			 want;
+
+	for (c = PROBLEM_NONE; c < PROBLEM_COUNT; c++) {
+		want = 0;
+		for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+			if (yes[i] == c)
+				want = 1;
+		if (c == PROBLEM_OUT_OF_STOCK)
+			want = 1;	/* not recorded: a restock may help */
+		CU_ASSERT_EQUAL(problem_should_retry(c, 0, 0), want);
+		/* A replayed answer is what the key will always get. */
+		CU_ASSERT_EQUAL(problem_should_retry(c, 0, 1), 0);
+	}
+	CU_ASSERT_EQUAL(problem_should_retry(PROBLEM_OUT_OF_STOCK, 1, 0), 0);
+	CU_ASSERT_EQUAL(problem_should_retry(PROBLEM_AMOUNT_MISMATCH, 1, 0), 0);
+	CU_ASSERT_EQUAL(problem_should_retry(PROBLEM_COUNT, 0, 0), 0);
+}
+
 /* The problem suite. */
 static const struct unit_test tests[] = {
 	{ "render", test_render },
 	{ "orderId member", test_order_id_member },
 	{ "unknown code", test_unknown_code_and_reason },
 	{ "response", test_response },
+	{ "Should-Retry", test_should_retry },
 	{ NULL, NULL },
 };
 
