@@ -76,8 +76,8 @@ events_batch_add(struct db_batch *b, unsigned long long claim,
 	    db_batch_hex(b, payload->p != NULL ? payload->p : "",
 	    payload->len) == -1 ||
 	    buf_printf(&b->sql, ", UTC_TIMESTAMP(6), 'pending', "
-	    "UTC_TIMESTAMP(6) FROM idempotency_records WHERE id = %llu AND "
-	    "status = 'PROCESSING'", claim) != BUF_OK)
+	    "UTC_TIMESTAMP(6)") != BUF_OK ||
+	    db_batch_own_from(b, claim) == -1)
 		return -1;
 	return db_batch_guard(b, 1);
 }
