@@ -76,7 +76,7 @@ for fault in before_ledger_insert=crash after_order_insert=transient \
     after_stock_decrease=final after_commit=drop conflict_read=null \
     'no such=thing'; do
 	w="plain build, X-Idemorders-Fault: $fault"
-	sku=$(new_sku T43 50)
+	new_sku sku T43 50
 	key=$(unique_key t43)
 	body=$(order_body "$sku" 2)
 	pfcgi "$key" "$body" "$fault"
@@ -97,7 +97,7 @@ grep -qE 'killed by signal|exited with status' "$PLOG" &&
 
 # Through the test stack's web servers the same header crashes (the
 # fault build), and a malformed one is refused.
-sku=$(new_sku T43-stack 50)
+new_sku sku T43-stack 50
 key=$(unique_key t43-stack)
 body=$(order_body "$sku" 2)
 post_order "$LIGHTTPD_URL" "$key" "$body" before_ledger_insert=crash

@@ -166,7 +166,7 @@ pool_swap "db_socket=$T54_SOCK" || finish
 wait_healthy "on the private database"
 
 INITIAL=1000000
-SKU=$(new_sku T54 "$INITIAL") || finish
+new_sku SKU T54 "$INITIAL" || finish
 FIRST_KEY=$(unique_key t54-first)
 FIRST_BODY=$(body_of "$SKU" "$FIRST_KEY")
 post_order "$LIGHTTPD_URL" "$FIRST_KEY" "$FIRST_BODY"

@@ -65,7 +65,7 @@ healthy() {
 }
 wait_until 10 healthy && ok "the stall lifted: _health 200" ||
     fail "after the stall" "_health $STATUS"
-sku=$(new_sku T56-after 10)
+new_sku sku T56-after 10
 key=$(unique_key t56-after)
 post_order "$LIGHTTPD_URL" "$key" "$(order_body "$sku" 1)"
 expect_status 201 "the stall lifted: a POST creates"
@@ -111,7 +111,7 @@ BOUND_MS=$((DEADLINE_S * 1000 + 1500))
 pool_swap --proxy workers=2 request_deadline=${DEADLINE_S}s \
     lock_wait_timeout=10s || finish
 w="two lock waits"
-sku=$(new_sku T56-locks 50)
+new_sku sku T56-locks 50
 key=$(unique_key t56-locks)
 body=$(order_body "$sku" 2)
 as_root_session "BEGIN;

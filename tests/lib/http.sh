@@ -12,8 +12,9 @@
 # finds the same values itself.
 #
 # Checks never stop the script: each one counts a pass (`ok`) or a
-# failure (`fail`); `finish` prints "RESULT <script> <passed> <failed>" and
-# exits non-zero if anything failed.
+# failure (`fail`), also from a subshell ($(...), a pipeline, a background
+# job: counted through a file); `finish` prints "RESULT <script> <passed>
+# <failed>" and exits non-zero if anything failed.
 #
 #   req METHOD URL [curl args...]   one HTTP request; sets STATUS, BODY,
 #                                   HEADERS (a file: "name: value" lines,
@@ -32,6 +33,7 @@
 #   expect_problem STATUS CODE      status, problem+json, code, no-store
 #   sql "STATEMENT"                 expect_sql "STATEMENT" EXPECTED
 #   ok NAME | fail NAME MSG | check NAME COMMAND... | finish
+#   unique_name VAR PREFIX          VAR=PREFIX-<run id>-<counter>
 #
 
 set -uo pipefail
@@ -107,20 +109,58 @@ HEADERS=$T_TMP/headers
 : >"$HEADERS"
 trap 'rm -rf "$T_TMP"' EXIT
 
-# Count a passed check.
+# _in_subshell: true in a subshell of the script ($(...), a pipeline's
+# loop, a background job), where a counter change would be lost.
+_in_subshell() {
+	[[ $BASHPID != "$$" ]]
+}
+
+# Count a passed check.  In a subshell the check is recorded in
+# $T_TMP/subshell.results for finish to count, and printed on stderr (a
+# command substitution captures stdout).
 ok() {
+	if _in_subshell; then
+		echo P >>"$T_TMP/subshell.results"
+		printf 'ok     %s\n' "$1" >&2
+		return 0
+	fi
 	PASSED=$((PASSED + 1))
 	printf 'ok     %s\n' "$1"
 }
 
-# Count a failed check; show the last request for context.
+# Count a failed check; show the last request for context.  In a subshell
+# as ok does: a `fail` inside $(...) is counted and its message shown.
 fail() {
+	if _in_subshell; then
+		echo F >>"$T_TMP/subshell.results"
+		_fail_lines "$@" >&2
+		return 0
+	fi
 	FAILED=$((FAILED + 1))
+	_fail_lines "$@"
+}
+
+_fail_lines() {
 	printf 'FAIL   %s: %s\n' "$1" "${2:-}"
 	if [[ -n $REQ_DESC ]]; then
 		printf '       last request: %s -> %s\n' "$REQ_DESC" "${STATUS:-none}"
 		printf '       body: %s\n' "$(printf '%s' "$BODY" | head -c 400 | tr '\n' ' ')"
 	fi
+}
+
+# A run id no other run shares (the script's start in ns, its pid), and
+# unique_name VAR PREFIX: sets VAR to PREFIX-<run id>-<counter>, a name
+# unique by construction (the counter lives in the script's own shell, so
+# a subshell cannot make one).
+RUN_ID=$(date +%s%N)-$$
+NAME_SEQ=0
+unique_name() {
+	if _in_subshell; then
+		fail "unique_name $2" "called in a subshell: its counter would repeat"
+		return 1
+	fi
+	NAME_SEQ=$((NAME_SEQ + 1))
+	printf -v "$1" '%s-%s-%d' "$2" "$RUN_ID" "$NAME_SEQ"
 }
 
 # check NAME COMMAND...: pass if COMMAND succeeds.
@@ -363,6 +403,17 @@ bench_test_end() {
 
 # finish: print the RESULT line and exit (non-zero if anything failed).
 finish() {
+	local r
+	# The checks counted in subshells.
+	if [[ -f $T_TMP/subshell.results ]]; then
+		while read -r r; do
+			case $r in
+			P)	PASSED=$((PASSED + 1)) ;;
+			*)	FAILED=$((FAILED + 1)) ;;
+			esac
+		done <"$T_TMP/subshell.results"
+		rm -f "$T_TMP/subshell.results"
+	fi
 	# A script that ends before any check ran has failed.
 	((PASSED + FAILED > 0)) || fail "$TEST_NAME" "ended before any check ran"
 	echo "RESULT $TEST_NAME $PASSED $FAILED"
