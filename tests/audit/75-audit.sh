@@ -281,14 +281,33 @@ proc=ledger-$(lid alice t75-proc)
 expect_breach "committed PROCESSING row" processing_committed "$proc" only
 psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-proc'"
 # An uncommitted one (a request in flight) is legitimate: not reported.
+# The session inserts the row, then sleeps in a statement tagged with the
+# run id: once that statement shows in the process list, the row is in
+# flight; it must still be there after the audit (then the session is
+# killed, which rolls the row back).
+tag="t75-inflight-$RUN_ID"
 psql "BEGIN; INSERT INTO idempotency_records ($LEDGER_COLS)
     VALUES ('alice', 'create-order', 't75-inflight', REPEAT('0', 64),
     'PROCESSING', NULL, NULL, NULL, NULL, UTC_TIMESTAMP(6),
     UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 86400 SECOND);
-    SELECT SLEEP(4); ROLLBACK" >/dev/null 2>&1 &
+    SELECT SLEEP(300), '$tag'; ROLLBACK" >/dev/null 2>&1 &
 inflight=$!
-sleep 1.5
-expect_clean "an uncommitted PROCESSING row (in flight)"
+inflight_conn() {
+	"$DEV" sql "SELECT ID FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'SELECT SLEEP(300), ''$tag''%'"
+}
+in_flight() { [[ -n $(inflight_conn) ]]; }
+if wait_until 30 in_flight; then
+	ok "a PROCESSING row in flight (its session sleeps uncommitted)"
+	expect_clean "an uncommitted PROCESSING row (in flight)"
+	conn=$(inflight_conn)
+	[[ -n $conn ]] && ok "the row was still in flight when the audit ended" ||
+	    fail "in-flight row" "its session ended before the audit did"
+	[[ -z $conn ]] || "$DEV" sql "KILL $conn" >/dev/null
+else
+	fail "in-flight row" "the session's sleep never showed in the process list"
+	kill "$inflight" 2>/dev/null
+fi
 wait "$inflight"
 
 # --- expires_at inconsistent with key_retention ------------------------------
