@@ -234,13 +234,19 @@ apply_maxconn() {
 	local ids
 	root_exec "CREATE USER IF NOT EXISTS 't45filler'@'localhost';
 SET GLOBAL max_connections = 10;"
-	fill_slots || fail "max_connections" "could not take every slot"
+	if ! fill_slots; then
+		fail "max_connections" "could not take every slot"
+		return 1
+	fi
 	ids=$(db_root_sql "SELECT id FROM information_schema.PROCESSLIST
 	    WHERE user = '$DBU'")
 	for id in $ids; do
 		root_exec "KILL CONNECTION $id;"
 	done
-	fill_slots || fail "max_connections" "could not take the freed slots"
+	if ! fill_slots; then
+		fail "max_connections" "could not take the freed slots"
+		return 1
+	fi
 	ok "max_connections = 10, ${#FILLERS[@]} sessions hold every slot"
 }
 lift_maxconn() {

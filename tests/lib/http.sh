@@ -32,6 +32,8 @@
 #   expect_body_json JQ EXPECTED    (jq -r output)
 #   expect_problem STATUS CODE      status, problem+json, code, no-store
 #   sql "STATEMENT"                 expect_sql "STATEMENT" EXPECTED
+#   expect_absent WHAT FILE GREP-ARGS...
+#                                   nothing matches in FILE (which must exist)
 #   ok NAME | fail NAME MSG | check NAME COMMAND... | finish
 #   unique_name VAR PREFIX          VAR=PREFIX-<run id>-<counter>
 #
@@ -364,6 +366,25 @@ expect_sql() {
 	else
 		fail "$what" "expected '$2', got '$v'"
 	fi
+}
+
+# expect_absent WHAT FILE GREP-ARGS...: `grep -q GREP-ARGS FILE` finds
+# nothing.  A FILE that is missing or unreadable is a failure, never a
+# pass (there was nothing to search).
+expect_absent() {
+	local what=$1 file=$2 rc
+	shift 2
+	if [[ ! -f $file || ! -r $file ]]; then
+		fail "$what" "no file $file to search"
+		return
+	fi
+	grep -q "$@" "$file"
+	rc=$?
+	case $rc in
+	1)	ok "$what" ;;
+	0)	fail "$what" "found in $file: $(grep -m 1 "$@" "$file" | cut -c 1-300)" ;;
+	*)	fail "$what" "grep $* $file: status $rc" ;;
+	esac
 }
 
 # A key no earlier run used: PREFIX-<time>-<pid>.
