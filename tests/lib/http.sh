@@ -11,10 +11,11 @@
 # test stack that is up (`IDEMORDERS_STACK=test tools/dev up`), a script
 # finds the same values itself.
 #
-# Checks never stop the script: each one counts a pass (`ok`) or a
-# failure (`fail`), also from a subshell ($(...), a pipeline, a background
-# job: counted through a file); `finish` prints "RESULT <script> <passed>
-# <failed>" and exits non-zero if anything failed.
+# Checks never stop the script: each one counts a pass (`ok`), a failure
+# (`fail`) or a skip (`skip`: what this machine cannot run, never a pass),
+# also from a subshell ($(...), a pipeline, a background job: counted
+# through a file); `finish` prints "RESULT <script> <passed> <failed>"
+# (and " <skipped>" when some were) and exits non-zero if anything failed.
 #
 #   req METHOD URL [curl args...]   one HTTP request; sets STATUS, BODY,
 #                                   HEADERS (a file: "name: value" lines,
@@ -34,7 +35,7 @@
 #   sql "STATEMENT"                 expect_sql "STATEMENT" EXPECTED
 #   expect_absent WHAT FILE GREP-ARGS...
 #                                   nothing matches in FILE (which must exist)
-#   ok NAME | fail NAME MSG | check NAME COMMAND... | finish
+#   ok NAME | fail NAME MSG | skip NAME WHY | check NAME COMMAND... | finish
 #   unique_name VAR PREFIX          VAR=PREFIX-<run id>-<counter>
 #
 
@@ -103,6 +104,7 @@ url_of() {
 TEST_NAME=$(basename -- "$0" .sh)
 PASSED=0
 FAILED=0
+SKIPPED=0
 STATUS=
 BODY=
 REQ_DESC=
@@ -128,6 +130,20 @@ ok() {
 	fi
 	PASSED=$((PASSED + 1))
 	printf 'ok     %s\n' "$1"
+}
+
+# skip NAME WHY: a check this machine cannot run.  Printed as a skip and
+# counted as one (finish's RESULT line gets a fourth number), never as a
+# pass; a script whose checks were all skipped has not failed.  In a
+# subshell as ok does.
+skip() {
+	if _in_subshell; then
+		echo S >>"$T_TMP/subshell.results"
+		printf 'SKIP   %s: %s\n' "$1" "${2:-}" >&2
+		return 0
+	fi
+	SKIPPED=$((SKIPPED + 1))
+	printf 'SKIP   %s: %s\n' "$1" "${2:-}"
 }
 
 # Count a failed check; show the last request for context.  In a subshell
@@ -430,14 +446,20 @@ finish() {
 		while read -r r; do
 			case $r in
 			P)	PASSED=$((PASSED + 1)) ;;
+			S)	SKIPPED=$((SKIPPED + 1)) ;;
 			*)	FAILED=$((FAILED + 1)) ;;
 			esac
 		done <"$T_TMP/subshell.results"
 		rm -f "$T_TMP/subshell.results"
 	fi
-	# A script that ends before any check ran has failed.
-	((PASSED + FAILED > 0)) || fail "$TEST_NAME" "ended before any check ran"
-	echo "RESULT $TEST_NAME $PASSED $FAILED"
+	# A script that ends before any check ran (or was skipped) has failed.
+	((PASSED + FAILED + SKIPPED > 0)) ||
+	    fail "$TEST_NAME" "ended before any check ran"
+	if ((SKIPPED > 0)); then
+		echo "RESULT $TEST_NAME $PASSED $FAILED $SKIPPED"
+	else
+		echo "RESULT $TEST_NAME $PASSED $FAILED"
+	fi
 	[[ $FAILED -eq 0 ]] && exit 0
 	exit 1
 }
