@@ -53,7 +53,7 @@ jpid=$POOL_PID
 PIDS+=("$jpid")
 sleep 0.5
 
-key=jlog-$$-$RANDOM
+unique_name key jlog
 body='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
 post "$LIGHTTPD_URL" "$ALICE" "$key" "$body"
 expect_status 201 "create through lighttpd"

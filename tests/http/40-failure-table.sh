@@ -98,14 +98,18 @@ for s in $HTTP_SERVERS; do
 	body=$(order_body "$sku" 3)
 	o=$T_TMP/race-$s
 	bg_post "$o-a" "$url" "$key" "$body" after_ledger_insert=sleep3000
-	sleeping_worker >/dev/null || sleep 0.2
+	sleeping_worker >/dev/null ||
+	    fail "$w: first" "no worker asleep after its ledger insert"
 	bg_post "$o-b1" "$url" "$key" "$body"
 	bg_post "$o-b2" "$(url_of "$(other_server "$s")")" "$key" "$body"
 	bg_post "$o-b3" "$url" "$key" "$body"
-	sleep 0.4
-	waits=$(sql "SELECT COUNT(*) FROM information_schema.INNODB_LOCK_WAITS")
-	[[ ${waits:-0} -ge 1 ]] && ok "$w: the later requests wait on the key ($waits lock waits)" ||
-	    fail "$w: lock wait" "INNODB_LOCK_WAITS has ${waits:-no} rows"
+	# The three wait on the first's uncommitted key row.
+	lock_waits() {
+		waits=$(sql "SELECT COUNT(*) FROM information_schema.INNODB_LOCK_WAITS")
+		[[ ${waits:-0} -ge 3 ]]
+	}
+	wait_until 10 lock_waits && ok "$w: the later requests wait on the key ($waits lock waits)" ||
+	    fail "$w: lock wait" "INNODB_LOCK_WAITS has ${waits:-no} rows, expected 3"
 	expect_sql_value "$w: nothing committed while the first sleeps" 0 "$(ledger_rows "$key")"
 	wait
 	bg_load "$o-a"

@@ -128,7 +128,13 @@ as_root_session "BEGIN;
     DO SLEEP(4.5); ROLLBACK"
 as_root_session "BEGIN; SELECT sku FROM stock WHERE sku = '$sku' FOR UPDATE;
     DO SLEEP(14); ROLLBACK"
-sleep 0.5
+# Both holders in their sleeps: the key row and the stock row are held.
+holders_asleep() {
+	[[ $(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'DO SLEEP(4.5)%' OR INFO LIKE 'DO SLEEP(14)%'") == 2 ]]
+}
+wait_until 10 holders_asleep && ok "$w: both holders hold their rows" ||
+    fail "$w: holders" "not both asleep holding their rows"
 t0=$(now_ms)
 post_order "$LIGHTTPD_URL" "$key" "$body"
 ms=$(($(now_ms) - t0))

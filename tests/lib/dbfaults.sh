@@ -233,12 +233,15 @@ expect_503_retry() {
 	    fail "$1: Retry-After" "missing"
 }
 
-# expect_within WHAT MS: answered within BOUND_MS.
+# expect_within WHAT MS: answered within BOUND_MS, the only time limit
+# the contract states (request_deadline, DEADLINE_S) plus the margin the
+# script gives for a loaded machine (BOUND_MS - DEADLINE_S s).
 expect_within() {
+	local margin=$((BOUND_MS - DEADLINE_S * 1000))
 	if [[ $2 -lt $BOUND_MS ]]; then
-		ok "$1: answered in ${2} ms (bound ${BOUND_MS} ms)"
+		ok "$1: answered in ${2} ms (deadline ${DEADLINE_S} s + margin ${margin} ms)"
 	else
-		fail "$1: bounded" "took ${2} ms, bound ${BOUND_MS} ms (deadline ${DEADLINE_S} s)"
+		fail "$1: bounded" "took ${2} ms, more than the deadline ${DEADLINE_S} s + margin ${margin} ms"
 	fi
 }
 

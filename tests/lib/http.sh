@@ -37,6 +37,7 @@
 #                                   nothing matches in FILE (which must exist)
 #   ok NAME | fail NAME MSG | skip NAME WHY | check NAME COMMAND... | finish
 #   unique_name VAR PREFIX          VAR=PREFIX-<run id>-<counter>
+#   worker_asleep MASTER_PID        the pool's worker asleep in a fault point
 #
 
 set -uo pipefail
@@ -401,6 +402,24 @@ expect_absent() {
 	0)	fail "$what" "found in $file: $(grep -m 1 "$@" "$file" | cut -c 1-300)" ;;
 	*)	fail "$what" "grep $* $file: status $rc" ;;
 	esac
+}
+
+# worker_asleep MASTER_PID: print the child of MASTER_PID (a responder
+# worker) asleep in a fault point (its wchan is nanosleep), waiting for it
+# up to about 10 s; false if none is.  A request sent with a sleep fault
+# has reached that point once this is true.
+worker_asleep() {
+	local i p
+	for ((i = 0; i < 100; i++)); do
+		for p in $(pgrep -P "$1" 2>/dev/null); do
+			if grep -q nanosleep "/proc/$p/wchan" 2>/dev/null; then
+				echo "$p"
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	return 1
 }
 
 # A key no earlier run used: PREFIX-<time>-<pid>.
