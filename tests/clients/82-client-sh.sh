@@ -221,9 +221,11 @@ for s in $HTTP_SERVERS; do
 	expect_rc 0 "$w"
 	expect_field attempts 2 "$w"
 	expect_field replayed false "$w"
-	grep -q 'status 503 RETRY_LIMIT_REACHED, retrying in 1.000 s (Retry-After)' "$T_TMP/err" &&
-	    ok "$w: waited the Retry-After second" ||
-	    fail "$w: Retry-After" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	# What it says is its own wording: only that it names the answer
+	# (status and code) it retried.
+	grep -q '503' "$T_TMP/err" && grep -q 'RETRY_LIMIT_REACHED' "$T_TMP/err" &&
+	    ok "$w: says it retried a 503 RETRY_LIMIT_REACHED" ||
+	    fail "$w: retry message" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
 	[[ $el -ge 1000 ]] && ok "$w: the retry came after the second (${el} ms in all)" ||
 	    fail "$w: Retry-After" "all done in ${el} ms"
 	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
@@ -317,13 +319,19 @@ for s in $HTTP_SERVERS; do
 	w="$s cancel, 503 with Retry-After"
 	new_sku sku T82-cancel-503 50
 	oid=$(new_order "$url" "$sku" 1)
+	t0=$(now_ms)
 	run_post --cancel "$oid" --first-header "X-Idemorders-Fault: after_ledger_insert=transient" \
 	    "$url" -u "$ALICE" </dev/null
+	el=$(($(now_ms) - t0))
 	expect_rc 0 "$w"
 	expect_field attempts 2 "$w"
-	grep -q 'status 503 RETRY_LIMIT_REACHED, retrying in 1.000 s (Retry-After)' "$T_TMP/err" &&
-	    ok "$w: waited the Retry-After second" ||
-	    fail "$w: Retry-After" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	# What it says is its own wording: only that it names the answer
+	# (status and code) it retried.
+	grep -q '503' "$T_TMP/err" && grep -q 'RETRY_LIMIT_REACHED' "$T_TMP/err" &&
+	    ok "$w: says it retried a 503 RETRY_LIMIT_REACHED" ||
+	    fail "$w: retry message" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	[[ $el -ge 1000 ]] && ok "$w: the retry came after the Retry-After second (${el} ms in all)" ||
+	    fail "$w: Retry-After" "all done in ${el} ms"
 	expect_sql_value "$w: available, restocked" $'50\t1' "$(stock_row "$sku")"
 done
 
