@@ -300,20 +300,11 @@ stop_private() {
 	[[ -n $PRIV_SOCK ]] && rm -f "$PRIV_SOCK"
 }
 
-# sleeping_worker: the pool worker sleeping in a fault point (nanosleep:
-# an injected sleepN), waiting up to 3 s for one.
+# sleeping_worker: the stack's pool worker sleeping in a fault point
+# (nanosleep: an injected sleepN), waiting up to about 10 s for one
+# (worker_asleep: a loaded machine may take seconds to get there).
 sleeping_worker() {
-	local i p
-	for ((i = 0; i < 30; i++)); do
-		for p in $(pool_workers); do
-			if grep -q nanosleep "/proc/$p/wchan" 2>/dev/null; then
-				echo "$p"
-				return 0
-			fi
-		done
-		sleep 0.1
-	done
-	return 1
+	worker_asleep "$(cat "$SERVE_PIDFILE" 2>/dev/null)"
 }
 
 # wait_healthy WHEN: health answers 200 on every server within ~20 s.
