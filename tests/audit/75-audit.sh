@@ -281,14 +281,33 @@ proc=ledger-$(lid alice t75-proc)
 expect_breach "committed PROCESSING row" processing_committed "$proc" only
 psql "DELETE FROM idempotency_records WHERE principal_id = 'alice' AND idem_key = 't75-proc'"
 # An uncommitted one (a request in flight) is legitimate: not reported.
+# The session inserts the row, then sleeps in a statement tagged with the
+# run id: once that statement shows in the process list, the row is in
+# flight; it must still be there after the audit (then the session is
+# killed, which rolls the row back).
+tag="t75-inflight-$RUN_ID"
 psql "BEGIN; INSERT INTO idempotency_records ($LEDGER_COLS)
     VALUES ('alice', 'create-order', 't75-inflight', REPEAT('0', 64),
     'PROCESSING', NULL, NULL, NULL, NULL, UTC_TIMESTAMP(6),
     UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 86400 SECOND);
-    SELECT SLEEP(4); ROLLBACK" >/dev/null 2>&1 &
+    SELECT SLEEP(300), '$tag'; ROLLBACK" >/dev/null 2>&1 &
 inflight=$!
-sleep 1.5
-expect_clean "an uncommitted PROCESSING row (in flight)"
+inflight_conn() {
+	"$DEV" sql "SELECT ID FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'SELECT SLEEP(300), ''$tag''%'"
+}
+in_flight() { [[ -n $(inflight_conn) ]]; }
+if wait_until 30 in_flight; then
+	ok "a PROCESSING row in flight (its session sleeps uncommitted)"
+	expect_clean "an uncommitted PROCESSING row (in flight)"
+	conn=$(inflight_conn)
+	[[ -n $conn ]] && ok "the row was still in flight when the audit ended" ||
+	    fail "in-flight row" "its session ended before the audit did"
+	[[ -z $conn ]] || "$DEV" sql "KILL $conn" >/dev/null
+else
+	fail "in-flight row" "the session's sleep never showed in the process list"
+	kill "$inflight" 2>/dev/null
+fi
 wait "$inflight"
 
 # --- expires_at inconsistent with key_retention ------------------------------
@@ -335,29 +354,55 @@ expect_clean "that row deleted"
 # --- a check that waits longer than db_connect_timeout -----------------------
 # The checks have no read deadline (a scan of a large ledger may run for
 # minutes before its first row): db_connect_timeout bounds the connect
-# only.  Another session holds the orders table locked for 4 s; the first
-# check waits for it, well past db_connect_timeout = 1s, and finishes.
+# only.  Another session holds the orders table locked; the first check
+# waits for it (seen in the process list), still waits past
+# db_connect_timeout = 1s, and finishes once the session is killed.
 sed 's/^db_connect_timeout = .*//' "$CONF" >"$priv/slow.conf"
 echo "db_connect_timeout = 1s" >>"$priv/slow.conf"
-"$DEV" sql "USE $PDB; LOCK TABLES orders WRITE; SELECT SLEEP(4); UNLOCK TABLES" \
+ltag="t75-lock-$RUN_ID"
+"$DEV" sql "USE $PDB; LOCK TABLES orders WRITE; SELECT SLEEP(300), '$ltag'; UNLOCK TABLES" \
     >/dev/null 2>&1 &
 locker=$!
-for ((i = 0; i < 50; i++)); do
+locker_conn() {
+	"$DEV" sql "SELECT ID FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'SELECT SLEEP(300), ''$ltag''%'" 2>/dev/null
+}
+locked() { [[ -n $(locker_conn) ]]; }
+# The audit's own connection waits on the table lock.
+audit_blocked() {
 	[[ $("$DEV" sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-	    WHERE INFO LIKE 'SELECT SLEEP(4)%'" 2>/dev/null | tail -n 1) == 1 ]] && break
-	sleep 0.1
-done
-t0=$(date +%s%N)
-"$IDEMORDERS_BIN" audit -c "$priv/slow.conf" >"$T_TMP/slow.out" 2>"$T_TMP/slow.err"
-rc=$?
-waited=$((($(date +%s%N) - t0) / 1000000))
-wait "$locker"
-if [[ $rc == 0 && $waited -ge 2000 ]] && grep -q '^audit: clean' "$T_TMP/slow.out"; then
-	ok "audit waited ${waited} ms on a locked table with db_connect_timeout = 1s and ran clean"
+	    WHERE DB = '$PDB' AND ID <> CONNECTION_ID() AND
+	    STATE LIKE 'Waiting for table%'" 2>/dev/null) -ge 1 ]]
+}
+w="audit with a check longer than db_connect_timeout"
+if wait_until 30 locked; then
+	"$IDEMORDERS_BIN" audit -c "$priv/slow.conf" >"$T_TMP/slow.out" 2>"$T_TMP/slow.err" &
+	auditor=$!
+	if wait_until 30 audit_blocked; then
+		ok "$w: the audit waits on the locked table"
+		# The fault lasts longer than db_connect_timeout (1 s): the
+		# audit is still waiting, not cut off.
+		sleep 1.5
+		audit_blocked && kill -0 "$auditor" 2>/dev/null &&
+		    ok "$w: still waiting past db_connect_timeout = 1s" ||
+		    fail "$w" "no longer waiting 1.5 s later: $(tail -n 2 "$T_TMP/slow.err" | tr '\n' ' ')"
+	else
+		fail "$w" "the audit never waited on the lock"
+	fi
+	conn=$(locker_conn)
+	[[ -z $conn ]] || "$DEV" sql "KILL $conn" >/dev/null
+	wait "$auditor"
+	rc=$?
+	if [[ $rc == 0 ]] && grep -q '^audit: clean' "$T_TMP/slow.out"; then
+		ok "$w: ran clean once the lock was gone"
+	else
+		fail "$w" "exit $rc: $(tail -n 2 "$T_TMP/slow.err" "$T_TMP/slow.out" | tr '\n' ' ')"
+	fi
 else
-	fail "audit with a check longer than db_connect_timeout" \
-	    "exit $rc after ${waited} ms: $(tail -n 2 "$T_TMP/slow.err" "$T_TMP/slow.out" | tr '\n' ' ')"
+	fail "$w" "the locking session never slept"
+	kill "$locker" 2>/dev/null
 fi
+wait "$locker"
 
 # --- exit 2 on errors --------------------------------------------------------
 sed 's/^db_name = .*/db_name = idemorders_t75_none/' "$CONF" >"$priv/nodb.conf"

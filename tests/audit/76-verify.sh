@@ -76,7 +76,7 @@ for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")$MOUNT
 
 	w="$s, --db-defaults"
-	sku=$(new_sku T7Y 100)
+	new_sku sku T7Y 100
 	verify "$w" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku" \
 	    --db-defaults "$DBDEF"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
@@ -106,7 +106,7 @@ for s in $HTTP_SERVERS; do
 	[[ -n ${FIRST_SKU:-} ]] || { FIRST_SKU=$sku FIRST_OUT=$VOUT; }
 
 	w="$s, HTTP alone"
-	sku=$(new_sku T7Y 100)
+	new_sku sku T7Y 100
 	verify "$w" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
 	expect_pass "$w" 1 2 3 4 5 6 skip7 8
@@ -132,14 +132,14 @@ verify "unknown SKU" --base "$url" --user "$ALICE" --other-user "$BOB" \
     --sku T7Y-none-$RUN_TAG --db-defaults "$DBDEF"
 [[ $VRC == 2 && $VOUT == *"no SKU T7Y-none-$RUN_TAG in the stock table"* ]] &&
     ok "unknown SKU, rows: refused, exit 2" || fail "unknown SKU, rows" "exit $VRC"
-sku=$(new_sku T7Y-low 2)
+new_sku sku T7Y-low 2
 verify "low stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku" \
     --db-defaults "$DBDEF"
 LOW_OUT=$VOUT
 [[ $VRC == 2 && $VOUT == *"has 2 units available, 5 needed"* ]] &&
     ok "2 units, rows: refused, exit 2" || fail "low stock" "exit $VRC"
 expect_sql_value "low stock: nothing ordered" 2 "$(stock_of "$sku")"
-sku=$(new_sku T7Y-none 0)
+new_sku sku T7Y-none 0
 verify "no stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
 [[ $VRC == 2 && $VOUT == *"is out of stock"*"restock it first"* ]] &&
     ok "0 units over HTTP: refused, exit 2" || fail "no stock" "exit $VRC"
@@ -203,7 +203,7 @@ no_secret() {
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")$MOUNT
 	w="$s, --header/--other-header (Basic as a raw header), --db-defaults"
-	sku=$(new_sku T7Y-hdr 100)
+	new_sku sku T7Y-hdr 100
 	verify "$w" --base "$url" --header "$(basic_header "$ALICE")" \
 	    --other-header "$(basic_header "$BOB")" --sku "$sku" --db-defaults "$DBDEF"
 	[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
@@ -222,7 +222,7 @@ done
 hf=$T_TMP/alice.headers
 { basic_header "$ALICE"; printf '\nX-QA-Run: %s\n' "$RUN_TAG"; } >"$hf"
 w="lighttpd, --header @FILE and --other-user, HTTP alone"
-sku=$(new_sku T7Y-hdrfile 100)
+new_sku sku T7Y-hdrfile 100
 verify "$w" --base "$LIGHTTPD_URL$MOUNT" --header "@$hf" --other-user "$BOB" --sku "$sku"
 [[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
 expect_pass "$w" 1 2 3 4 5 6 skip7 8
@@ -231,7 +231,7 @@ expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
 
 # Credentials the web server refuses: exit 2 before anything is written,
 # naming the option whose credentials were refused.
-sku=$(new_sku T7Y-badcred 100)
+new_sku sku T7Y-badcred 100
 for who in first other; do
 	w="wrong password as a raw header ($who)"
 	if [[ $who == first ]]; then
@@ -335,7 +335,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		v=BEARER_${s^^}_URL bearer=${!v}
 		# Refused whatever the shop's pages: a session nobody signed in
 		# to, an unsigned token (alg none) for customer-1001.
-		sku=$(new_sku T7Y-refused 100)
+		new_sku sku T7Y-refused 100
 		printf '# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tidemshop\t%s\n' \
 		    "madeup$RUN_TAG" >"$T_TMP/nobody.jar"
 		w="$s shop, a made-up session"
@@ -363,7 +363,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		sess_a=$(session_of "$T_TMP/ana.jar") sess_b=$(session_of "$T_TMP/ben.jar")
 
 		w="$s shop, --cookie/--other-cookie (PHP sessions), --db-defaults"
-		sku=$(new_sku T7Y-sess 100)
+		new_sku sku T7Y-sess 100
 		verify "$w" --base "$shop$MOUNT" --cookie "$T_TMP/ana.jar" \
 		    --other-cookie "$T_TMP/ben.jar" --sku "$sku" --db-defaults "$DBDEF"
 		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
@@ -379,7 +379,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		tok_b=$(curl -sS -b "$T_TMP/ben.jar" "$bearer/token.php" | jq -r '.access_token // empty')
 		[[ -n $tok_a && -n $tok_b ]] && ok "$w: two tokens" || fail "$w: tokens" "token.php gave none"
 		printf 'Authorization: Bearer %s\n' "$tok_a" >"$T_TMP/ana.headers"
-		sku=$(new_sku T7Y-bearer 100)
+		new_sku sku T7Y-bearer 100
 		verify "$w" --base "$bearer$MOUNT" --header "@$T_TMP/ana.headers" \
 		    --other-header "Authorization: Bearer $tok_b" --sku "$sku" --db-defaults "$DBDEF"
 		[[ $VRC == 0 ]] && ok "$w: exit 0" || fail "$w: exit status" "$VRC"
@@ -391,7 +391,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} ]]; then
 		expect_sql_value "$w: stock of $sku after it" 96 "$(stock_of "$sku")"
 
 		# A real token with a changed signature.
-		sku=$(new_sku T7Y-forged 100)
+		new_sku sku T7Y-forged 100
 		sig=${tok_a##*.} c=A
 		[[ ${sig:10:1} == A ]] && c=B
 		w="$s bearer, a forged signature"
@@ -430,7 +430,7 @@ done
 req GET "http://127.0.0.1:$port$MOUNT/_health"
 expect_status 200 "lighttpd on :$port in front of the out_of_stock = retryable responder"
 w="out_of_stock = retryable"
-sku=$(new_sku T7Y-retry 100)
+new_sku sku T7Y-retry 100
 verify "$w" --base "http://127.0.0.1:$port$MOUNT" --user "$ALICE" --other-user "$BOB" \
     --sku "$sku" --db-defaults "$DBDEF"
 [[ $VRC == 1 ]] && ok "$w: exit 1" || fail "$w: exit status" "$VRC, expected 1"

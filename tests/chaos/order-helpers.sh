@@ -5,7 +5,9 @@
 #	. "$(dirname -- "$0")/../lib/http.sh"
 #	. "$(dirname -- "$0")/../chaos/order-helpers.sh"
 #
-#   new_sku PREFIX AVAILABLE [PRICE]   insert a fresh KRW SKU, print its name
+#   new_sku VAR PREFIX AVAILABLE [PRICE]
+#                                      insert a fresh KRW SKU, set VAR to
+#                                      its name (a failure is counted)
 #   order_body SKU QTY [PRICE]         a valid create-order body
 #   post_order URL KEY BODY [FAULT] [USER]
 #                                      POST URL/orders via req()
@@ -41,18 +43,32 @@
 . "$(dirname -- "${BASH_SOURCE[0]}")/../lib/pool.sh"
 
 : "${PRINCIPAL:=alice}"
-RUN_TAG=$(date +%s%N | cut -c6-13)$$
+# The run id in digits only (tests/lib/http.sh's RUN_ID), for tags.
+RUN_TAG=${RUN_ID//-/}
 
-# new_sku PREFIX AVAILABLE [PRICE]: a fresh SKU (KRW) with AVAILABLE units.
+# new_sku VAR PREFIX AVAILABLE [PRICE]: insert a fresh SKU (KRW) with
+# AVAILABLE units and set VAR to its name (unique_name).  It runs in the
+# script's shell, never in $(...): a stock row that cannot be made is a
+# counted failure with its reason, and the status is 1 (VAR empty).
 new_sku() {
-	local sku="$1-$RUN_TAG-$RANDOM"
-	sku=${sku:0:64}
-	sql "INSERT INTO stock (sku, currency, unit_price, available)
-	    VALUES ('$sku', 'KRW', ${3:-1000}, $2)" >/dev/null || {
-		fail "new_sku $sku" "INSERT INTO stock failed"
+	local _ns_sku _ns_err
+	if [[ $# -lt 3 || ! $1 =~ ^[A-Za-z_][A-Za-z0-9_]*$ || ! $3 =~ ^[0-9]+$ ]]; then
+		fail "new_sku $*" "usage: new_sku VAR PREFIX AVAILABLE [PRICE]"
 		return 1
-	}
-	printf '%s' "$sku"
+	fi
+	printf -v "$1" '%s' ''
+	unique_name _ns_sku "$2" || return 1
+	if [[ ${#_ns_sku} -gt 64 ]]; then
+		fail "new_sku $_ns_sku" "longer than a SKU may be (64)"
+		return 1
+	fi
+	if ! _ns_err=$(sql "INSERT INTO stock (sku, currency, unit_price, available)
+	    VALUES ('$_ns_sku', 'KRW', ${4:-1000}, $3)" 2>&1 >/dev/null); then
+		_ns_err=${_ns_err//$'\n'/ }
+		fail "new_sku $_ns_sku" "INSERT INTO stock failed: ${_ns_err:0:300}"
+		return 1
+	fi
+	printf -v "$1" '%s' "$_ns_sku"
 }
 
 # order_body SKU QTY [PRICE]
@@ -284,20 +300,11 @@ stop_private() {
 	[[ -n $PRIV_SOCK ]] && rm -f "$PRIV_SOCK"
 }
 
-# sleeping_worker: the pool worker sleeping in a fault point (nanosleep:
-# an injected sleepN), waiting up to 3 s for one.
+# sleeping_worker: the stack's pool worker sleeping in a fault point
+# (nanosleep: an injected sleepN), waiting up to about 10 s for one
+# (worker_asleep: a loaded machine may take seconds to get there).
 sleeping_worker() {
-	local i p
-	for ((i = 0; i < 30; i++)); do
-		for p in $(pool_workers); do
-			if grep -q nanosleep "/proc/$p/wchan" 2>/dev/null; then
-				echo "$p"
-				return 0
-			fi
-		done
-		sleep 0.1
-	done
-	return 1
+	worker_asleep "$(cat "$SERVE_PIDFILE" 2>/dev/null)"
 }
 
 # wait_healthy WHEN: health answers 200 on every server within ~20 s.

@@ -156,7 +156,7 @@ for s in $HTTP_SERVERS; do
 
 	for fault in after_commit=drop after_commit=crash; do
 		w="$s $fault on the first attempt"
-		sku=$(new_sku T82-lost 50) || continue
+		new_sku sku T82-lost 50 || continue
 		kf=$T_TMP/key-$s-$fault
 		order_body "$sku" 2 >"$T_TMP/body"
 		run_post --key-file "$kf" --first-header "X-Idemorders-Fault: $fault" \
@@ -179,7 +179,7 @@ for s in $HTTP_SERVERS; do
 	done
 
 	w="$s before_commit=crash on the first attempt"
-	sku=$(new_sku T82-crash 50)
+	new_sku sku T82-crash 50
 	order_body "$sku" 3 >"$T_TMP/body"
 	run_post --first-header "X-Idemorders-Fault: before_commit=crash" \
 	    "$url" -u "$ALICE" <"$T_TMP/body"
@@ -190,7 +190,7 @@ for s in $HTTP_SERVERS; do
 	wait_healthy "after $w"
 
 	w="$s same key, other body"
-	sku=$(new_sku T82-reuse 50)
+	new_sku sku T82-reuse 50
 	key=$(unique_key "t82-$s-reuse")
 	agent=idem-post-test-$key
 	order_body "$sku" 2 >"$T_TMP/body"
@@ -212,7 +212,7 @@ for s in $HTTP_SERVERS; do
 	expect_one_order "$key" "$sku" 48 "$oid" "$w"
 
 	w="$s 503 with Retry-After"
-	sku=$(new_sku T82-503 50)
+	new_sku sku T82-503 50
 	order_body "$sku" 1 >"$T_TMP/body"
 	t0=$(now_ms)
 	run_post --first-header "X-Idemorders-Fault: after_ledger_insert=transient" \
@@ -221,9 +221,11 @@ for s in $HTTP_SERVERS; do
 	expect_rc 0 "$w"
 	expect_field attempts 2 "$w"
 	expect_field replayed false "$w"
-	grep -q 'status 503 RETRY_LIMIT_REACHED, retrying in 1.000 s (Retry-After)' "$T_TMP/err" &&
-	    ok "$w: waited the Retry-After second" ||
-	    fail "$w: Retry-After" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	# What it says is its own wording: only that it names the answer
+	# (status and code) it retried.
+	grep -q '503' "$T_TMP/err" && grep -q 'RETRY_LIMIT_REACHED' "$T_TMP/err" &&
+	    ok "$w: says it retried a 503 RETRY_LIMIT_REACHED" ||
+	    fail "$w: retry message" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
 	[[ $el -ge 1000 ]] && ok "$w: the retry came after the second (${el} ms in all)" ||
 	    fail "$w: Retry-After" "all done in ${el} ms"
 	oid=$(printf '%s' "$OUT" | jq -r .orderId 2>/dev/null)
@@ -265,7 +267,7 @@ for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")$MOUNT
 
 	w="$s cancel"
-	sku=$(new_sku T82-cancel 50)
+	new_sku sku T82-cancel 50
 	oid=$(new_order "$url" "$sku" 2)
 	[[ $oid == o-* ]] || fail "$w: an order to cancel" "$OUT"
 	key=$(unique_key "t82-$s-cancel")
@@ -293,7 +295,7 @@ for s in $HTTP_SERVERS; do
 
 	for fault in after_commit=drop after_commit=crash; do
 		w="$s cancel, $fault on the first attempt"
-		sku=$(new_sku T82-cancel-lost 50)
+		new_sku sku T82-cancel-lost 50
 		oid=$(new_order "$url" "$sku" 3)
 		kf=$T_TMP/cancel-key-$s-$fault
 		run_post --cancel "$oid" --key-file "$kf" --first-header "X-Idemorders-Fault: $fault" \
@@ -315,21 +317,27 @@ for s in $HTTP_SERVERS; do
 	done
 
 	w="$s cancel, 503 with Retry-After"
-	sku=$(new_sku T82-cancel-503 50)
+	new_sku sku T82-cancel-503 50
 	oid=$(new_order "$url" "$sku" 1)
+	t0=$(now_ms)
 	run_post --cancel "$oid" --first-header "X-Idemorders-Fault: after_ledger_insert=transient" \
 	    "$url" -u "$ALICE" </dev/null
+	el=$(($(now_ms) - t0))
 	expect_rc 0 "$w"
 	expect_field attempts 2 "$w"
-	grep -q 'status 503 RETRY_LIMIT_REACHED, retrying in 1.000 s (Retry-After)' "$T_TMP/err" &&
-	    ok "$w: waited the Retry-After second" ||
-	    fail "$w: Retry-After" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	# What it says is its own wording: only that it names the answer
+	# (status and code) it retried.
+	grep -q '503' "$T_TMP/err" && grep -q 'RETRY_LIMIT_REACHED' "$T_TMP/err" &&
+	    ok "$w: says it retried a 503 RETRY_LIMIT_REACHED" ||
+	    fail "$w: retry message" "stderr: $(tr '\n' ' ' <"$T_TMP/err")"
+	[[ $el -ge 1000 ]] && ok "$w: the retry came after the Retry-After second (${el} ms in all)" ||
+	    fail "$w: Retry-After" "all done in ${el} ms"
 	expect_sql_value "$w: available, restocked" $'50\t1' "$(stock_row "$sku")"
 done
 
 # --- no answer at all: the key file outlives the failure ----------------------
 w="connection refused"
-sku=$(new_sku T82-net 50)
+new_sku sku T82-net 50
 kf=$T_TMP/key-net
 order_body "$sku" 1 >"$T_TMP/body"
 # A port of 127.0.0.1 that refuses connections.
@@ -362,7 +370,7 @@ expect_one_order "$key" "$sku" 49 "$oid" "$w"
 
 # --- a final rejection: exit 1, the key file gone ------------------------------
 w="final 422"
-sku=$(new_sku T82-final 50)
+new_sku sku T82-final 50
 kf=$T_TMP/key-final
 printf '{"currency":"KRW","items":[{"sku":"%s","qty":1}],"amount":999}' "$sku" >"$T_TMP/body"
 run_post --key-file "$kf" "$LIGHTTPD_URL$MOUNT" -u "$ALICE" <"$T_TMP/body"
@@ -378,7 +386,7 @@ basic_header() {
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")$MOUNT
 	w="$s --header (Basic as a raw header)"
-	sku=$(new_sku T82-hdr 50)
+	new_sku sku T82-hdr 50
 	order_body "$sku" 2 >"$T_TMP/body"
 	run_post --header "$(basic_header "$ALICE")" --header "X-QA-Run: $RUN_TAG" "$url" <"$T_TMP/body"
 	expect_rc 0 "$w"
@@ -395,7 +403,7 @@ for s in $HTTP_SERVERS; do
 done
 
 w="wrong password as a raw header"
-sku=$(new_sku T82-badcred 50)
+new_sku sku T82-badcred 50
 kf=$T_TMP/key-badcred
 order_body "$sku" 1 >"$T_TMP/body"
 run_post --key-file "$kf" --header "$(basic_header alice:wrong)" "$APACHE_URL$MOUNT" <"$T_TMP/body"
@@ -474,7 +482,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} &&
 		[[ $st == 303 ]] && ok "$s shop: ana signed in" || fail "$s shop: sign in" "login.php: $st"
 
 		w="$s shop, --cookie (ana's session)"
-		sku=$(new_sku T82-sess 50)
+		new_sku sku T82-sess 50
 		order_body "$sku" 2 >"$T_TMP/body"
 		run_post --cookie "$T_TMP/ana.jar" "$shop$MOUNT" <"$T_TMP/body"
 		expect_rc 0 "$w"
@@ -487,7 +495,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} &&
 		w="$s bearer, --header @FILE (ana's token)"
 		tok=$(curl -sS -b "$T_TMP/ana.jar" "$bearer/token.php" | jq -r '.access_token // empty')
 		printf 'Authorization: Bearer %s\n' "$tok" >"$T_TMP/ana.headers"
-		sku=$(new_sku T82-bearer 50)
+		new_sku sku T82-bearer 50
 		order_body "$sku" 2 >"$T_TMP/body"
 		run_post --header "@$T_TMP/ana.headers" "$bearer$MOUNT" <"$T_TMP/body"
 		expect_rc 0 "$w"
@@ -508,7 +516,7 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} &&
 		st=$(curl -sS -o /dev/null -w '%{http_code}' -b "$T_TMP/ana.jar" -c "$T_TMP/ana.jar" \
 		    --data "csrf=$csrf" "$shop/logout.php")
 		[[ $st == 303 ]] && ok "$w: logout.php 303" || fail "$w: sign out" "logout.php: $st"
-		sku=$(new_sku T82-out 50)
+		new_sku sku T82-out 50
 		order_body "$sku" 1 >"$T_TMP/body"
 		run_post --cookie "$T_TMP/ana-old.jar" "$shop$MOUNT" <"$T_TMP/body"
 		expect_rc 1 "$w"

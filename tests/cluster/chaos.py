@@ -106,6 +106,21 @@ class Cluster:
                            capture_output=True, text=True, timeout=900)
         return time.monotonic() - t0, p.returncode, p.stderr
 
+    def kill(self, what, n):
+        """SIGKILL database node N (what "db") or its responder pool
+        ("pool") with tools/dev; None when the fault took place (tools/dev
+        says it killed it, and a database node no longer answers), else
+        why not: a fault that did not happen proves nothing."""
+        cmd, name = ("kill", "node") if what == "db" else ("kill-pool",
+                                                            "pool")
+        secs, rc, err = self.dev_cmd(cmd, str(n))
+        if rc != 0 or ("kill -KILL %s %d " % (name, n)) not in err:
+            return "cluster %s %d (status %d): %s" % (cmd, n, rc,
+                                                      err[-300:].strip())
+        if what == "db" and self.status(n, "wsrep_local_state_comment"):
+            return "database node %d still answers after its SIGKILL" % n
+        return None
+
 
 class Http:
     """One request at a time to a web node; never raises."""
@@ -538,7 +553,9 @@ def chaos(args, cl):
         # A database node dies about a fifth into the run ...
         while counter[0] < args.keys * 0.2 and not stop.is_set():
             time.sleep(0.05)
-        secs, rc, err = cl.dev_cmd("kill", str(db))
+        why = cl.kill("db", db)
+        if why:
+            run.violation("the fault did not take place: " + why)
         run.events.append("kill db%d" % db)
         log("SIGKILLed database node %d at key %d" % (db, counter[0]))
         time.sleep(args.down_for)
@@ -553,7 +570,9 @@ def chaos(args, cl):
         # ... and a responder pool a bit later.
         while counter[0] < args.keys * 0.6 and not stop.is_set():
             time.sleep(0.05)
-        cl.dev_cmd("kill-pool", str(pool))
+        why = cl.kill("pool", pool)
+        if why:
+            run.violation("the fault did not take place: " + why)
         run.events.append("kill pool%d" % pool)
         log("SIGKILLed pool %d at key %d" % (pool, counter[0]))
         time.sleep(2)
@@ -639,7 +658,9 @@ def quorum(args, cl):
                 (survivor, st, code, oid, False))
 
     for n in others:
-        cl.dev_cmd("kill", str(n))
+        why = cl.kill("db", n)
+        if why:
+            run.violation("the fault did not take place: " + why)
     log("SIGKILLed database nodes %s; sending to node %d" % (others,
                                                              survivor))
     hp = threading.Thread(target=poll_health)
@@ -753,7 +774,9 @@ def stall(args, cl):
         t.start()
     time.sleep(args.stall_before)
     t_kill = time.monotonic()
-    cl.dev_cmd("kill", str(victim))
+    why = cl.kill("db", victim)
+    if why:
+        run.violation("the fault did not take place: " + why)
     time.sleep(args.down_for)
     secs, rc, err = cl.dev_cmd("start", str(victim))
     t_back = time.monotonic()

@@ -35,6 +35,28 @@ run_summary() {
 	SUMMARY=$line
 }
 
+# cl_sleeping_worker N: a worker of web node N's pool is asleep in a fault
+# point (its wchan is nanosleep), within about 10 s.
+cl_sleeping_worker() {
+	local pidfile m p i
+	pidfile=/run/idemorders-cluster-$(printf '%s' "$REPO" | sha1sum | cut -c1-8)/web$1/idemorders.pid
+	for ((i = 0; i < 100; i++)); do
+		m=$(cat "$pidfile" 2>/dev/null)
+		for p in $(pgrep -P "${m:-0}" 2>/dev/null); do
+			grep -q nanosleep "/proc/$p/wchan" 2>/dev/null && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# cl_aborts N: node N's local transactions aborted by replicated writesets
+# so far (wsrep_local_bf_aborts + wsrep_local_cert_failures).
+cl_aborts() {
+	"${CL[@]}" sql "$1" "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_bf_aborts', 'wsrep_local_cert_failures')" 2>/dev/null |
+	    awk '{ n += $2 } END { print n + 0 }'
+}
+
 # synced_all: every node Synced in a 3-node Primary component.
 synced_all() {
 	local n st
@@ -130,9 +152,22 @@ key=cert-$(date +%s)-$$
 	    "http://127.0.0.1:8092$MOUNT" >"$T_TMP/cert.status"
 ) &
 certpid=$!
-sleep 1.5
+# The restock only once node 2 has judged the rejection: one of its
+# workers sleeps in the fault point before its COMMIT.  Then the restock's
+# writeset must abort node 2's transaction (a brute-force abort or a
+# certification failure there): the conflict path took place.
+if cl_sleeping_worker 2; then
+	ok "node 2 judged the rejection and sleeps before its COMMIT"
+else
+	fail "rejection during a restock elsewhere" "no worker of node 2 asleep in the fault point"
+fi
+aborts0=$(cl_aborts 2)
 "${CL[@]}" sql 1 "UPDATE stock SET available = 10 WHERE sku = '$sku'" >/dev/null
 wait "$certpid"
+aborts1=$(cl_aborts 2)
+[[ $aborts0 =~ ^[0-9]+$ && $aborts1 =~ ^[0-9]+$ && $aborts1 -gt $aborts0 ]] &&
+    ok "the restock aborted node 2's judged transaction (aborts $aborts0 -> $aborts1)" ||
+    fail "conflict on node 2" "wsrep_local_bf_aborts + wsrep_local_cert_failures: '$aborts0' -> '$aborts1'"
 st=$(cat "$T_TMP/cert.status" 2>/dev/null)
 [[ $st == 201 ]] && ok "rejection judged during a restock elsewhere: judged again, 201" ||
     fail "rejection during a restock elsewhere" "answered $st: $(head -c 300 "$T_TMP/cert.body")"
@@ -142,7 +177,13 @@ got=$("${CL[@]}" sql 2 "SET SESSION wsrep_sync_wait=1; SELECT CONCAT(status, ' '
 
 # kill N / start N: back by IST (or with nothing to transfer, when the
 # group had not yet evicted it), never by a full SST.
-"${CL[@]}" kill 2 >/dev/null 2>&1
+# The fault first: tools/dev says it killed node 2, which no longer answers.
+out=$("${CL[@]}" kill 2 2>&1)
+if [[ $out == *"kill -KILL node 2 "* ]] && ! "${CL[@]}" sql 2 "SELECT 1" >/dev/null 2>&1; then
+	ok "node 2 killed: it no longer answers"
+else
+	fail "kill node 2" "the fault did not take place: $(tail -n 3 <<<"$out")"
+fi
 out=$("${CL[@]}" start 2 2>&1)
 if grep -Eq 'node 2 Synced after .* \((IST|no state transfer)\)' <<<"$out"; then
 	ok "node 2 rejoined without SST: $(grep -o '(IST)\|(no state transfer)' <<<"$out")"

@@ -386,22 +386,33 @@ session_questions(struct db *db)
 	return n;
 }
 
+/* The ledger table's next AUTO_INCREMENT value, or -1. */
+static long long
+ledger_next_id(void)
+{
+	return dbtest_scalar(&admin, "SELECT AUTO_INCREMENT FROM "
+	    "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+	    "TABLE_NAME = 'idempotency_records'");
+}
+
 /*
- * Round trips: a create sends its fourteen statements in two round trips
- * (the fresh read, the guard that stops the batch when it found the row,
- * INSERT, SAVEPOINT, the stock read; then the guarded stock decrease, the
- * order, items, its event and the event's guard, ledger, guard, COMMIT).  A replay is answered after one
- * (the read, then the guard): it inserts nothing, so it holds no row
- * lock afterwards (nothing to roll back before the worker's next
- * request) and burns no id of the ledger's counter (the next order's id
- * follows the last one's).
+ * Round trips, the numbers the contract fixes: a create sends its
+ * statements in two round trips (the fresh read, the guard that stops the
+ * batch when it found the row, INSERT, SAVEPOINT, the stock read; then the
+ * guarded stock decrease, the order, items, its event and the event's
+ * guard, ledger, guard, COMMIT).  A
+ * replay is answered after one (the read, then the guard): it inserts
+ * nothing, so it holds no row lock afterwards (nothing to roll back before
+ * the worker's next request) and burns no id of the ledger's counter (the
+ * table's next AUTO_INCREMENT value is the same before and after it).  How
+ * many statements that takes is not the contract's: it is only printed.
  */
 static void
 test_round_trips(void)
 {
 	struct response	 r;
 	char		 key[64], body[256];
-	long long	 q0, q1, q2, id1, id2, step, locked;
+	long long	 q0, q1, q2, ai0, ai1, locked;
 	unsigned long	 t0, t1, t2, t3;
 
 	response_init(&r);
@@ -417,13 +428,14 @@ test_round_trips(void)
 	t1 = work.round_trips;
 	q1 = session_questions(&work);
 	CU_ASSERT_EQUAL(r.status, 201);
-	CU_ASSERT_EQUAL(q1 - q0, 5 + 9);
 	CU_ASSERT_EQUAL(t1 - t0, 2);
-	id1 = dbtest_scalar(&admin, "SELECT id FROM idempotency_records WHERE "
-	    "principal_id = 'dbtest' AND idem_key = '%s'", key);
+	ai0 = ledger_next_id();
 	t2 = work.round_trips;
 	create("dbtest", key, body, NULL, NULL, &r);
 	t3 = work.round_trips;
+	ai1 = ledger_next_id();
+	CU_ASSERT(ai0 > 0);
+	CU_ASSERT_EQUAL(ai1, ai0);	/* the replay burned no id */
 	CU_ASSERT_EQUAL(r.status, 201);
 	CU_ASSERT(replayed(&r));
 	CU_ASSERT_EQUAL(t3 - t2, 1);
@@ -434,19 +446,10 @@ test_round_trips(void)
 	db_rollback(&admin);
 	CU_ASSERT_FALSE(locked);
 	q2 = session_questions(&work);
-	snprintf(key, sizeof(key), "%s-rtt3", dbtest_tag);
-	create("dbtest", key, body, NULL, NULL, &r);
-	CU_ASSERT_EQUAL(r.status, 201);
-	id2 = dbtest_scalar(&admin, "SELECT id FROM idempotency_records WHERE "
-	    "principal_id = 'dbtest' AND idem_key = '%s'", key);
-	step = dbtest_scalar(&admin, "SELECT @@auto_increment_increment");
-	CU_ASSERT_EQUAL(id2 - id1, step);
-	if (q1 - q0 != 12 || t1 - t0 != 2 || t3 - t2 != 1 || locked != 0 ||
-	    id2 - id1 != step)
-		fprintf(stderr, "create: %lld statements in %lu round trips, "
-		    "replay: %lu round trips (%lld statements), its row "
-		    "locked after it: %lld; ids %lld then %lld (step %lld)\n",
-		    q1 - q0, t1 - t0, t3 - t2, q2 - q1, locked, id1, id2, step);
+	fprintf(stderr, "create: %lld statements in %lu round trips, replay: "
+	    "%lu round trips (%lld statements), its row locked after it: "
+	    "%lld; the ledger's next id %lld before it, %lld after\n",
+	    q1 - q0, t1 - t0, t3 - t2, q2 - q1, locked, ai0, ai1);
 	response_clear(&r);
 }
 

@@ -60,6 +60,33 @@ msleep(long ms)
 }
 
 /*
+ * Wait until the statement matching the LIKE pattern runs on connection
+ * tid (PROCESSLIST, as seen by a connection of its own) while *done is
+ * still 0: the statement then waits on a lock another connection holds.
+ * 1 when seen, 0 when it finished first or 10 s passed.
+ */
+static int
+stmt_waiting(unsigned long tid, const char *like, volatile int *done)
+{
+	struct db	 probe;
+	int		 i, seen = 0;
+
+	db_init(&probe, &dbtest_conf);
+	if (db_connect(&probe) != DB_OK)
+		return 0;
+	for (i = 0; i < 1000 && !seen && !*done; i++) {
+		if (dbtest_scalar(&probe, "SELECT COUNT(*) FROM "
+		    "information_schema.PROCESSLIST WHERE ID = %lu AND "
+		    "INFO LIKE '%s'", tid, like) == 1)
+			seen = 1;
+		else
+			msleep(10);
+	}
+	db_disconnect(&probe);
+	return seen && !*done;
+}
+
+/*
  * Connect A and the waiter B, and let A claim a fresh scope (with FP_A)
  * that B will try with fp.
  */
@@ -86,6 +113,7 @@ test_waiter_sees_commit(void)
 	struct ledger_record	 rec;
 	struct response		 resp;
 	pthread_t		 t;
+	unsigned long		 tid;
 	char			 key[64];
 
 	pair_open(&a, &w, key, sizeof(key), "commit", FP_A);
@@ -95,9 +123,10 @@ test_waiter_sees_commit(void)
 	CU_ASSERT_EQUAL(ledger_finish(&a, &w.scope, LEDGER_SUCCEEDED, &resp, "o-1"),
 	    DB_OK);
 
-	pthread_create(&t, NULL, waiter_insert, &w);
-	msleep(400);
-	CU_ASSERT_FALSE(w.done);	/* blocked on A's uncommitted row */
+	tid = mysql_thread_id(w.db.my);
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, waiter_insert, &w) == 0);
+	CU_ASSERT_TRUE(stmt_waiting(tid, "%INSERT%idempotency_records%",
+	    &w.done));	/* on A's uncommitted row */
 	CU_ASSERT_EQUAL(db_commit(&a), DB_OK);
 	pthread_join(t, NULL);
 	CU_ASSERT_EQUAL(w.rc, DB_DUPLICATE);
@@ -129,12 +158,14 @@ test_waiter_wins_after_rollback(void)
 	struct waiter		 w;
 	struct ledger_record	 rec;
 	pthread_t		 t;
+	unsigned long		 tid;
 	char			 key[64];
 
 	pair_open(&a, &w, key, sizeof(key), "rollback", FP_B);
-	pthread_create(&t, NULL, waiter_insert, &w);
-	msleep(400);
-	CU_ASSERT_FALSE(w.done);
+	tid = mysql_thread_id(w.db.my);
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, waiter_insert, &w) == 0);
+	CU_ASSERT_TRUE(stmt_waiting(tid, "%INSERT%idempotency_records%",
+	    &w.done));
 	CU_ASSERT_EQUAL(db_rollback(&a), DB_OK);
 	pthread_join(t, NULL);
 	CU_ASSERT_EQUAL(w.rc, DB_OK);
@@ -190,6 +221,7 @@ struct locker {
 	struct db	*db;
 	char		 sql[256];
 	int		 rc;
+	volatile int	 done;
 };
 
 /* Thread body: one locking statement. */
@@ -199,6 +231,7 @@ locker_run(void *arg)
 	struct locker	*l = arg;
 
 	l->rc = db_exec(l->db, l->sql);
+	l->done = 1;
 	return NULL;
 }
 
@@ -233,8 +266,11 @@ test_deadlock_is_transient(void)
 	la.db = &a;
 	snprintf(la.sql, sizeof(la.sql), "UPDATE stock SET available = 0 "
 	    "WHERE sku = '%s'", y);
-	pthread_create(&t, NULL, locker_run, &la);
-	msleep(300);
+	la.done = 0;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, locker_run, &la) == 0);
+	/* A's UPDATE of y waits on B's lock before B asks for x. */
+	CU_ASSERT(stmt_waiting(mysql_thread_id(a.my), "UPDATE stock%",
+	    &la.done));
 	snprintf(sql, sizeof(sql), "UPDATE stock SET available = 0 WHERE "
 	    "sku = '%s'", x);
 	rb = db_exec(&b, sql);

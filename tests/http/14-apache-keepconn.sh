@@ -111,7 +111,7 @@ retried() { wc -l <"$T_TMP/retried" 2>/dev/null || echo 0; }
 # 2. Concurrent creates over more connections than workers: every one
 # answered 201 in time (a 503 retried with its key), one order each.
 set_stock KC-1 KRW 100 1000000
-run=$$-$RANDOM
+unique_name run t14
 par_out=$T_TMP/par.out
 seq 1 300 | xargs -P 24 -I{} bash -c 'send_retrying "$@"' _ \
     -u "$ALICE" -H "Idempotency-Key: kc-$run-{}" \

@@ -118,7 +118,7 @@ stop
 # --- SIGTERM: the request in hand finishes, new connections are refused ----
 write_conf 1 0660
 start 1
-key=stop-$$-$RANDOM
+unique_name key stop
 body='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'
 printf '%s' "$body" | timeout 60 env -i REQUEST_METHOD=POST REQUEST_URI="$MOUNT" \
     SCRIPT_NAME="$MOUNT" PATH_INFO= QUERY_STRING= SERVER_PROTOCOL=HTTP/1.1 \
@@ -127,9 +127,10 @@ printf '%s' "$body" | timeout 60 env -i REQUEST_METHOD=POST REQUEST_URI="$MOUNT"
     HTTP_X_IDEMORDERS_FAULT=before_ledger_insert=sleep8000 \
     cgi-fcgi -bind -connect "$psock" >"$priv/slow.out" 2>&1 &
 slow=$!
-# The one worker is busy with the slow request once it is in the log... or
-# at least after a moment; then stop.
-sleep 1.5
+# The one worker is busy with the slow request once it sleeps in the
+# fault point; then stop.
+worker_asleep "$ppid" >/dev/null ||
+    fail "slow request" "the worker is not asleep in before_ledger_insert"
 kill -TERM "$ppid"
 wait_until 3 eval '[[ ! -e '"$psock"' ]]'
 FCGI_SOCKET=$psock fcgi_req GET "$MOUNT/_health"

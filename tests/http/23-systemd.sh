@@ -95,7 +95,7 @@ kill "$NOTIFY_PID" 2>/dev/null
 
 # --- sd_notify to an abstract socket --------------------------------------------
 
-abstract=@idemorders-notify-$$-$RANDOM
+unique_name abstract @idemorders-notify
 listen_notify "$abstract" "$notes"
 NOTIFY_SOCKET=$abstract setsid "$IDEMORDERS_BIN" serve -c "$pconf" \
     </dev/null >"$priv/serve2.log" 2>&1 &
@@ -137,7 +137,7 @@ grep -q '"listen = unix:.*" is not used' "$alog" &&
 [[ $(awk '/^Uid:/ { print $2 }' "/proc/$apid/status") == "$(id -u idemorders)" ]] &&
     ok "the activated master dropped to idemorders" ||
     fail "activated master uid" "$(grep Uid "/proc/$apid/status")"
-key=act-$$-$RANDOM
+unique_name key act
 for s in $HTTP_SERVERS; do
 	post "$(url_of "$s")" "$ALICE" "$key" \
 	    '{"currency":"KRW","items":[{"sku":"B-20","qty":1}],"amount":2500}'

@@ -97,7 +97,7 @@ judge_refusal "activated 0666 socket" "$apid" "$alog"
 
 # --- socket activation: an abstract socket -----------------------------------
 
-abstract=@idemorders-inherit-$$-$RANDOM
+unique_name abstract @idemorders-inherit
 blog=$priv/abstract.log
 setsid systemd-socket-activate -l "$abstract" "$IDEMORDERS_BIN" serve \
     -c "$priv/plain.conf" </dev/null >"$blog" 2>&1 &

@@ -34,7 +34,7 @@ for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")
 
 	w="$s the row unlocked while the create is judged"
-	sku=$(new_sku T38-free 10)
+	new_sku sku T38-free 10
 	key=$(unique_key "t38-$s-free")
 	if held "$url" "$key" "$(order_body "$sku" 2)"; then
 		ok "$w: a worker sleeps after judging"
@@ -56,7 +56,7 @@ for s in $HTTP_SERVERS; do
 	change() {
 		local name=$1 change=$2 status=$3 code=$4 stock=$5 w sku key body
 		w="$s $name while the create is judged"
-		sku=$(new_sku "T38-$name" 10)
+		new_sku sku "T38-$name" 10
 		key=$(unique_key "t38-$s-$name")
 		body=$(order_body "$sku" 2)
 		held "$url" "$key" "$body" ||

@@ -41,7 +41,7 @@ for s in $HTTP_SERVERS; do
 	for pt in before_ledger_insert after_ledger_insert after_order_insert \
 	    after_stock_decrease before_commit; do
 		w="$s crash at $pt"
-		sku=$(new_sku T40-crash 50) || continue
+		new_sku sku T40-crash 50 || continue
 		key=$(unique_key "t40-$s-crash-$pt")
 		body=$(order_body "$sku" 2)
 		post_order "$url" "$key" "$body" "$pt=crash"
@@ -66,7 +66,7 @@ for s in $HTTP_SERVERS; do
 	# --- committed, then the answer is lost --------------------------------
 	for act in drop crash; do
 		w="$s $act after_commit"
-		sku=$(new_sku T40-lost 50) || continue
+		new_sku sku T40-lost 50 || continue
 		key=$(unique_key "t40-$s-$act-after-commit")
 		body=$(order_body "$sku" 2)
 		post_order "$url" "$key" "$body" "after_commit=$act"
@@ -93,19 +93,23 @@ for s in $HTTP_SERVERS; do
 	# key.
 	pool_wait_full 40 || fail "$s pool" "fewer workers than configured"
 	w="$s same key at once"
-	sku=$(new_sku T40-race 50)
+	new_sku sku T40-race 50
 	key=$(unique_key "t40-$s-race")
 	body=$(order_body "$sku" 3)
 	o=$T_TMP/race-$s
 	bg_post "$o-a" "$url" "$key" "$body" after_ledger_insert=sleep3000
-	sleeping_worker >/dev/null || sleep 0.2
+	sleeping_worker >/dev/null ||
+	    fail "$w: first" "no worker asleep after its ledger insert"
 	bg_post "$o-b1" "$url" "$key" "$body"
 	bg_post "$o-b2" "$(url_of "$(other_server "$s")")" "$key" "$body"
 	bg_post "$o-b3" "$url" "$key" "$body"
-	sleep 0.4
-	waits=$(sql "SELECT COUNT(*) FROM information_schema.INNODB_LOCK_WAITS")
-	[[ ${waits:-0} -ge 1 ]] && ok "$w: the later requests wait on the key ($waits lock waits)" ||
-	    fail "$w: lock wait" "INNODB_LOCK_WAITS has ${waits:-no} rows"
+	# The three wait on the first's uncommitted key row.
+	lock_waits() {
+		waits=$(sql "SELECT COUNT(*) FROM information_schema.INNODB_LOCK_WAITS")
+		[[ ${waits:-0} -ge 3 ]]
+	}
+	wait_until 10 lock_waits && ok "$w: the later requests wait on the key ($waits lock waits)" ||
+	    fail "$w: lock wait" "INNODB_LOCK_WAITS has ${waits:-no} rows, expected 3"
 	expect_sql_value "$w: nothing committed while the first sleeps" 0 "$(ledger_rows "$key")"
 	wait
 	bg_load "$o-a"
@@ -130,7 +134,7 @@ for s in $HTTP_SERVERS; do
 
 	# --- same key, another body: 409, the original kept -------------------
 	w="$s same key, other body"
-	sku=$(new_sku T40-reuse 50)
+	new_sku sku T40-reuse 50
 	key=$(unique_key "t40-$s-reuse")
 	body=$(order_body "$sku" 2)
 	post_order "$url" "$key" "$body"
@@ -156,7 +160,7 @@ for s in $HTTP_SERVERS; do
 	# --- a final rejection after partial writes: FAILED_FINAL only --------
 	for pt in after_order_insert after_stock_decrease before_commit; do
 		w="$s final at $pt"
-		sku=$(new_sku T40-final 50) || continue
+		new_sku sku T40-final 50 || continue
 		key=$(unique_key "t40-$s-final-$pt")
 		body=$(order_body "$sku" 2)
 		post_order "$url" "$key" "$body" "$pt=final"
@@ -184,7 +188,7 @@ for s in $HTTP_SERVERS; do
 	# --- a late retry after expiry: 410, never a new order ----------------
 	for how in lazy tombstone; do
 		w="$s expired key ($how)"
-		sku=$(new_sku T40-exp 50)
+		new_sku sku T40-exp 50
 		key=$(unique_key "t40-$s-exp-$how")
 		body=$(order_body "$sku" 2)
 		post_order "$url" "$key" "$body"
@@ -232,7 +236,7 @@ for s in $HTTP_SERVERS; do
 
 	# A FAILED_FINAL row past expires_at: 410 without an order to name.
 	w="$s expired rejection"
-	sku=$(new_sku T40-expf 50)
+	new_sku sku T40-expf 50
 	key=$(unique_key "t40-$s-expf")
 	body=$(order_body "$sku" 2)
 	post_order "$url" "$key" "$body" after_stock_decrease=final
@@ -275,7 +279,7 @@ for s in $HTTP_SERVERS; do
 	for pt in before_ledger_insert after_ledger_insert after_stock_decrease \
 	    before_commit; do
 		w="$s cancel, crash at $pt"
-		sku=$(new_sku T40-cancel 50) || continue
+		new_sku sku T40-cancel 50 || continue
 		oid=$(ordered "$url" "$sku")
 		key=$(unique_key "t40-$s-cancel-crash-$pt")
 		cancel_order "$url" "$key" "$oid" "$pt=crash"
@@ -301,7 +305,7 @@ for s in $HTTP_SERVERS; do
 	# --- committed, then the answer is lost --------------------------------
 	for act in drop crash; do
 		w="$s cancel, $act after_commit"
-		sku=$(new_sku T40-cancel-lost 50) || continue
+		new_sku sku T40-cancel-lost 50 || continue
 		oid=$(ordered "$url" "$sku")
 		key=$(unique_key "t40-$s-cancel-$act")
 		cancel_order "$url" "$key" "$oid" "after_commit=$act"
@@ -323,7 +327,7 @@ for s in $HTTP_SERVERS; do
 	# restocked, the order still CREATED; the retry replays the error.
 	for pt in after_judge after_stock_decrease before_commit; do
 		w="$s cancel, final at $pt"
-		sku=$(new_sku T40-cancel-final 50) || continue
+		new_sku sku T40-cancel-final 50 || continue
 		oid=$(ordered "$url" "$sku")
 		key=$(unique_key "t40-$s-cancel-final-$pt")
 		cancel_order "$url" "$key" "$oid" "$pt=final"
@@ -341,7 +345,7 @@ for s in $HTTP_SERVERS; do
 
 	# --- a deadlock before COMMIT, retried inside the request ----------
 	w="$s cancel, a deadlock before COMMIT"
-	sku=$(new_sku T40-cancel-dl 50)
+	new_sku sku T40-cancel-dl 50
 	oid=$(ordered "$url" "$sku")
 	key=$(unique_key "t40-$s-cancel-deadlock")
 	cancel_order "$url" "$key" "$oid" before_commit=transient1

@@ -50,7 +50,7 @@ for s in $HTTP_SERVERS; do
 
 	# --- a cut while the ledger read after a duplicate key streams ------
 	w="$s cut in the ledger read"
-	sku=$(new_sku T44-read 50)
+	new_sku sku T44-read 50
 	key=$(unique_key "t44-$s-read")
 	body=$(order_body "$sku" 2)
 	post_order "$url" "$key" "$body"
@@ -76,7 +76,7 @@ for s in $HTTP_SERVERS; do
 
 	# --- the answer to COMMIT lost: committed, answered from the ledger --
 	w="$s answer to COMMIT lost"
-	sku=$(new_sku T44-commit 50)
+	new_sku sku T44-commit 50
 	key=$(unique_key "t44-$s-commit")
 	body=$(order_body "$sku" 2)
 	parked_cut "$o-commit" "$url" "$key" "$body" before_commit=sleep1500 \
@@ -96,7 +96,7 @@ for s in $HTTP_SERVERS; do
 	# Every later answer of the request that does not come from a ledger
 	# row says the outcome is unconfirmed, never that nothing was stored.
 	w="$s answer to COMMIT lost, then no database"
-	sku=$(new_sku T44-dark 50)
+	new_sku sku T44-dark 50
 	key=$(unique_key "t44-$s-dark")
 	body=$(order_body "$sku" 2)
 	settle_reads
@@ -129,7 +129,7 @@ for s in $HTTP_SERVERS; do
 	# cancelled; either way the same key converges to one restock.
 	for how in cut dark; do
 		w="$s cancel, answer to COMMIT lost ($how)"
-		sku=$(new_sku T44-cancel-$how 50)
+		new_sku sku T44-cancel-$how 50
 		post_order "$url" "$(unique_key "t44-$s-cancel-$how-order")" "$(order_body "$sku" 2)"
 		expect_status 201 "$w: the order"
 		oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
@@ -170,7 +170,7 @@ for s in $HTTP_SERVERS; do
 
 	# --- COMMIT itself lost: never reached the server --------------------
 	w="$s COMMIT lost on the way"
-	sku=$(new_sku T44-commit2 50)
+	new_sku sku T44-commit2 50
 	key=$(unique_key "t44-$s-commit2")
 	body=$(order_body "$sku" 2)
 	parked_cut "$o-commit2" "$url" "$key" "$body" before_commit=sleep1500 \
@@ -184,7 +184,7 @@ for s in $HTTP_SERVERS; do
 	# --- every connection cut while idle ---------------------------------
 	w="$s every connection cut while idle"
 	proxy cut >/dev/null
-	sku=$(new_sku T44-idle 50)
+	new_sku sku T44-idle 50
 	key=$(unique_key "t44-$s-idle")
 	body=$(order_body "$sku" 2)
 	post_order "$url" "$key" "$body"
@@ -197,7 +197,7 @@ for s in $HTTP_SERVERS; do
 	w="$s connections refused"
 	proxy refuse >/dev/null
 	proxy cut >/dev/null
-	sku=$(new_sku T44-refuse 50)
+	new_sku sku T44-refuse 50
 	key=$(unique_key "t44-$s-refuse")
 	body=$(order_body "$sku" 2)
 	t0=$(now_ms)
@@ -212,7 +212,7 @@ for s in $HTTP_SERVERS; do
 
 	# --- a black hole longer than the deadline ----------------------------
 	w="$s black hole"
-	sku=$(new_sku T44-hole 50)
+	new_sku sku T44-hole 50
 	key=$(unique_key "t44-$s-hole")
 	body=$(order_body "$sku" 2)
 	post_order "$url" "$(unique_key "t44-$s-hole-before")" "$(order_body "$sku" 1)"
@@ -248,7 +248,7 @@ for s in $HTTP_SERVERS; do
 	# --- every chunk delayed ----------------------------------------------
 	w="$s 150 ms delay"
 	proxy delay 150 >/dev/null
-	sku=$(new_sku T44-delay 50)
+	new_sku sku T44-delay 50
 	key=$(unique_key "t44-$s-delay")
 	body=$(order_body "$sku" 2)
 	t0=$(now_ms)

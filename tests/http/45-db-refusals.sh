@@ -145,7 +145,7 @@ fault_case() {
 	local what=$1 url apply=$3 lift=$4 want=${5:-} sku key body oid
 	url=$(url_of "$2")
 	what="$2 $what"
-	sku=$(new_sku T45 50)
+	new_sku sku T45 50
 	key=$(unique_key "t45-$2")
 	body=$(order_body "$sku" 2)
 	if [[ ${AFTER_RELOAD:-0} == 1 ]]; then
@@ -196,7 +196,7 @@ fault_case "read_only = ON" apache apply_ro lift_settings 503
 # A finished key replays while nothing can be written: the row read in
 # the claim's round trip answers, whatever refused the INSERT.
 w="apache read_only = ON, a replay"
-sku=$(new_sku T45-ro 50)
+new_sku sku T45-ro 50
 key=$(unique_key t45-ro-replay)
 body=$(order_body "$sku" 2)
 post_order "$APACHE_URL" "$key" "$body"
@@ -234,13 +234,19 @@ apply_maxconn() {
 	local ids
 	root_exec "CREATE USER IF NOT EXISTS 't45filler'@'localhost';
 SET GLOBAL max_connections = 10;"
-	fill_slots || fail "max_connections" "could not take every slot"
+	if ! fill_slots; then
+		fail "max_connections" "could not take every slot"
+		return 1
+	fi
 	ids=$(db_root_sql "SELECT id FROM information_schema.PROCESSLIST
 	    WHERE user = '$DBU'")
 	for id in $ids; do
 		root_exec "KILL CONNECTION $id;"
 	done
-	fill_slots || fail "max_connections" "could not take the freed slots"
+	if ! fill_slots; then
+		fail "max_connections" "could not take the freed slots"
+		return 1
+	fi
 	ok "max_connections = 10, ${#FILLERS[@]} sessions hold every slot"
 }
 lift_maxconn() {

@@ -44,7 +44,7 @@ fcgi_get() {
 }
 
 for via in lighttpd apache socket; do
-	sku=$(new_sku T46-$via 100)
+	new_sku sku T46-$via 100
 	key=$(unique_key "t46-$via")
 	body=$(order_body "$sku" 1)
 	if [[ $via == socket ]]; then

@@ -75,7 +75,7 @@ wait_healthy "with the deadline pool"
 for s in $HTTP_SERVERS; do
 	url=$(url_of "$s")
 	w="$s mariadbd stopped"
-	sku=$(new_sku T47-stop 50)
+	new_sku sku T47-stop 50
 	post_order "$url" "$(unique_key "t47-$s-before")" "$(order_body "$sku" 1)"
 	expect_status 201 "$w: an order before"
 	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)
@@ -124,7 +124,7 @@ done
 pool_swap workers=1 request_deadline=${DEADLINE_S}s lock_wait_timeout=10s || finish
 url=$LIGHTTPD_URL
 DBN=$(sed -n 's/^[[:space:]]*db_name[[:space:]]*=[[:space:]]*//p' "$IDEMORDERS_CONF" | tail -n 1)
-sku=$(new_sku T47-limits 50)
+new_sku sku T47-limits 50
 post_order "$url" "$(unique_key "t47-limits-before")" "$(order_body "$sku" 1)"
 expect_status 201 "wait limits: an order to read"
 oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)

@@ -32,7 +32,7 @@ for n in 12 20 40 60 90 120 150 220 280 400; do
 	url=$(url_of "$s")
 	o=$T_TMP/$s
 	w="$s cut after $n bytes from the ledger insert on"
-	sku=$(new_sku T48-sweep 50)
+	new_sku sku T48-sweep 50
 	key=$(unique_key "t48-$s-sweep-$n")
 	body=$(order_body "$sku" 2)
 	s2=$(stock_of "$SKU2")
@@ -63,7 +63,7 @@ for n in 12 40 90 150 280; do
 	url=$(url_of "$s")
 	o=$T_TMP/$s
 	w="$s cancel, cut after $n bytes from the ledger insert on"
-	sku=$(new_sku T48-cancel 50)
+	new_sku sku T48-cancel 50
 	post_order "$url" "$(unique_key "t48-$s-cancel-$n-order")" "$(order_body "$sku" 2)"
 	expect_status 201 "$w: the order"
 	oid=$(printf '%s' "$BODY" | jq -r .orderId 2>/dev/null)

@@ -166,7 +166,7 @@ pool_swap "db_socket=$T54_SOCK" || finish
 wait_healthy "on the private database"
 
 INITIAL=1000000
-SKU=$(new_sku T54 "$INITIAL") || finish
+new_sku SKU T54 "$INITIAL" || finish
 FIRST_KEY=$(unique_key t54-first)
 FIRST_BODY=$(body_of "$SKU" "$FIRST_KEY")
 post_order "$LIGHTTPD_URL" "$FIRST_KEY" "$FIRST_BODY"
@@ -218,11 +218,13 @@ expect_full_answer() {
 	expect_media_type application/problem+json "$what"
 	expect_body_json .code DATABASE_UNAVAILABLE "$what"
 	expect_header idempotency-key "$FULL_KEY" "$what"
-	detail=$(printf '%s' "$BODY" | jq -r .detail 2>/dev/null)
-	if [[ $detail == *"out of space"* && $detail == *"nothing was stored"* ]]; then
+	# The code is the contract's; the detail's wording is not, only
+	# that there is one.
+	detail=$(printf '%s' "$BODY" | jq -r '.detail // ""' 2>/dev/null)
+	if [[ -n $detail ]]; then
 		ok "$what: detail: $detail"
 	else
-		fail "$what: detail" "expected 'out of space' and 'nothing was stored': $detail"
+		fail "$what: detail" "none"
 	fi
 	expect_nothing_committed "$FULL_KEY" "$SKU" "$STOCK_BEFORE" "$what"
 }

@@ -7,7 +7,7 @@
 #    first connect and serve (_health 503 within the bound, not hung),
 #    and once it passes again everything answers 200;
 #  - a name in db_host whose resolver never answers: check-config gives
-#    up within db_connect_timeout, not the resolver's 8 s;
+#    up by db_connect_timeout, not by the resolver's 30 s;
 #  - two lock waits in one round trip (request_deadline = 6s,
 #    lock_wait_timeout = 10s): the ledger INSERT waits on an uncommitted
 #    owner of the key that rolls back after 4.5 s, then the stock row is
@@ -65,44 +65,50 @@ healthy() {
 }
 wait_until 10 healthy && ok "the stall lifted: _health 200" ||
     fail "after the stall" "_health $STATUS"
-sku=$(new_sku T56-after 10)
+new_sku sku T56-after 10
 key=$(unique_key t56-after)
 post_order "$LIGHTTPD_URL" "$key" "$(order_body "$sku" 1)"
 expect_status 201 "the stall lifted: a POST creates"
 
 # --- a resolver that never answers ------------------------------------------
-# In a mount namespace of its own, /etc/resolv.conf names a nameserver
-# that takes every query and answers none (4 s a try): check-config with
-# a host name in db_host gives up within db_connect_timeout (1 s).
+# In mount and network namespaces of their own, /etc/resolv.conf names a
+# nameserver on the namespace's loopback that takes every query and
+# answers none (30 s a try): check-config with a host name in db_host
+# gives up by db_connect_timeout (1 s), not by the resolver's 30 s.  The
+# holder binds the nameserver's port first and says so ("resolver bound"),
+# then becomes check-config, keeping the bound socket: without that line
+# the fault was not in place and the check fails.
 w="a resolver that never answers"
-if unshare -m true 2>/dev/null; then
-	dns_ip=127.0.0.$((100 + RANDOM % 100))
-	printf 'nameserver %s\noptions timeout:4 attempts:2\n' "$dns_ip" \
+if unshare -mn true 2>/dev/null; then
+	printf 'nameserver 127.0.0.53\noptions timeout:30 attempts:1\n' \
 	    >"$T_TMP/resolv.conf"
-	python3 -c "
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(('$dns_ip', 53))
-time.sleep(60)" &
-	HOLDERS+=($!)
-	sleep 0.3
 	sed -e '/^db_socket/d' -e '/^db_host/d' -e '/^db_port/d' \
 	    "$T_TMP/pool.conf" >"$T_TMP/named.conf"
 	printf 'db_host = db.idemorders.invalid\ndb_connect_timeout = 1s\n' \
 	    >>"$T_TMP/named.conf"
 	t0=$(now_ms)
-	out=$(timeout 30 unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf &&
-	    exec "$2" check-config -c "$3"' - "$T_TMP/resolv.conf" \
-	    "$IDEMORDERS_BIN" "$T_TMP/named.conf" 2>&1)
+	out=$(timeout 25 unshare -mn sh -c 'ip link set lo up &&
+	    mount --bind "$1" /etc/resolv.conf &&
+	    exec python3 -c "
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((\"127.0.0.53\", 53))
+s.set_inheritable(True)
+print(\"resolver bound\", file=sys.stderr, flush=True)
+os.execv(sys.argv[1], sys.argv[1:])" "$2" check-config -c "$3"' - \
+	    "$T_TMP/resolv.conf" "$IDEMORDERS_BIN" "$T_TMP/named.conf" 2>&1)
 	rc=$?
 	ms=$(($(now_ms) - t0))
-	[[ $rc == 1 && $out == *"db.idemorders.invalid"* ]] &&
-	    ok "$w: check-config exits 1 naming the host" ||
-	    fail "$w: check-config" "exit $rc after $ms ms: $out"
-	[[ $ms -lt 3000 ]] && ok "$w: gave up in $ms ms (db_connect_timeout 1 s)" ||
-	    fail "$w: bounded" "took $ms ms"
+	if [[ $out == *"resolver bound"* ]]; then
+		ok "$w: the silent nameserver is bound"
+		[[ $rc == 1 && $out == *"db.idemorders.invalid"* ]] &&
+		    ok "$w: check-config exits 1 naming the host (in $ms ms, db_connect_timeout 1 s, the resolver's try 30 s)" ||
+		    fail "$w: check-config" "exit $rc after $ms ms (124: still waiting at 25 s): $out"
+	else
+		fail "$w: the fault" "the silent nameserver was not bound (exit $rc): $out"
+	fi
 else
-	fail "$w" "unshare -m is not permitted here"
+	fail "$w" "unshare -mn is not permitted here"
 fi
 
 # --- two lock waits in one round trip ----------------------------------------
@@ -111,7 +117,7 @@ BOUND_MS=$((DEADLINE_S * 1000 + 1500))
 pool_swap --proxy workers=2 request_deadline=${DEADLINE_S}s \
     lock_wait_timeout=10s || finish
 w="two lock waits"
-sku=$(new_sku T56-locks 50)
+new_sku sku T56-locks 50
 key=$(unique_key t56-locks)
 body=$(order_body "$sku" 2)
 as_root_session "BEGIN;
@@ -122,7 +128,13 @@ as_root_session "BEGIN;
     DO SLEEP(4.5); ROLLBACK"
 as_root_session "BEGIN; SELECT sku FROM stock WHERE sku = '$sku' FOR UPDATE;
     DO SLEEP(14); ROLLBACK"
-sleep 0.5
+# Both holders in their sleeps: the key row and the stock row are held.
+holders_asleep() {
+	[[ $(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'DO SLEEP(4.5)%' OR INFO LIKE 'DO SLEEP(14)%'") == 2 ]]
+}
+wait_until 10 holders_asleep && ok "$w: both holders hold their rows" ||
+    fail "$w: holders" "not both asleep holding their rows"
 t0=$(now_ms)
 post_order "$LIGHTTPD_URL" "$key" "$body"
 ms=$(($(now_ms) - t0))

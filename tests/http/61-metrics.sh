@@ -328,7 +328,9 @@ curl -s -o /dev/null -w '%{http_code}' --max-time 30 -u "$ALICE" \
     -H 'X-Idemorders-Fault: after_judge=sleep3000' \
     --data-binary "$(body_for 1)" "$LIGHTTPD_URL$MOUNT" >"$T_TMP/changed.code" &
 changed=$!
-sleep 0.7
+# Reprice once the create has judged: its worker sleeps after_judge.
+worker_asleep "$(cat "$SERVE_PIDFILE")" >/dev/null ||
+    fail "create repriced after judging" "no worker asleep after judging"
 sql "UPDATE stock SET unit_price = unit_price + 1 WHERE sku = '$SKU'" >/dev/null
 wait "$changed"
 sql "UPDATE stock SET unit_price = $PRICE WHERE sku = '$SKU'" >/dev/null

@@ -137,7 +137,7 @@ expect_rows_sane() {
 # SKU and a second SKU of the script's own (SKU2), so that the stock rows
 # locked FOR UPDATE come back as a result of two rows.
 two_line_orders() {
-	SKU2=$(new_sku "$1-second" 100000)
+	new_sku SKU2 "$1-second" 100000
 	order_body() {
 		printf '{"currency":"KRW","items":[{"sku":"%s","qty":%d},{"sku":"%s","qty":1}],"amount":%d}' \
 		    "$1" "$2" "$SKU2" $(($2 * 1000 + 1000))
@@ -151,7 +151,7 @@ two_line_orders() {
 # then four duplicates held before their ledger read.
 warm_statements() {
 	local warm_sku phase i body pids
-	warm_sku=$(new_sku "$1-warm" 100)
+	new_sku warm_sku "$1-warm" 100
 	for phase in create duplicate; do
 		pids=()
 		for i in 1 2 3 4; do
@@ -233,12 +233,15 @@ expect_503_retry() {
 	    fail "$1: Retry-After" "missing"
 }
 
-# expect_within WHAT MS: answered within BOUND_MS.
+# expect_within WHAT MS: answered within BOUND_MS, the only time limit
+# the contract states (request_deadline, DEADLINE_S) plus the margin the
+# script gives for a loaded machine (BOUND_MS - DEADLINE_S s).
 expect_within() {
+	local margin=$((BOUND_MS - DEADLINE_S * 1000))
 	if [[ $2 -lt $BOUND_MS ]]; then
-		ok "$1: answered in ${2} ms (bound ${BOUND_MS} ms)"
+		ok "$1: answered in ${2} ms (deadline ${DEADLINE_S} s + margin ${margin} ms)"
 	else
-		fail "$1: bounded" "took ${2} ms, bound ${BOUND_MS} ms (deadline ${DEADLINE_S} s)"
+		fail "$1: bounded" "took ${2} ms, more than the deadline ${DEADLINE_S} s + margin ${margin} ms"
 	fi
 }
 

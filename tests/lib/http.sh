@@ -11,9 +11,11 @@
 # test stack that is up (`IDEMORDERS_STACK=test tools/dev up`), a script
 # finds the same values itself.
 #
-# Checks never stop the script: each one counts a pass (`ok`) or a
-# failure (`fail`); `finish` prints "RESULT <script> <passed> <failed>" and
-# exits non-zero if anything failed.
+# Checks never stop the script: each one counts a pass (`ok`), a failure
+# (`fail`) or a skip (`skip`: what this machine cannot run, never a pass),
+# also from a subshell ($(...), a pipeline, a background job: counted
+# through a file); `finish` prints "RESULT <script> <passed> <failed>"
+# (and " <skipped>" when some were) and exits non-zero if anything failed.
 #
 #   req METHOD URL [curl args...]   one HTTP request; sets STATUS, BODY,
 #                                   HEADERS (a file: "name: value" lines,
@@ -31,7 +33,11 @@
 #   expect_body_json JQ EXPECTED    (jq -r output)
 #   expect_problem STATUS CODE      status, problem+json, code, no-store
 #   sql "STATEMENT"                 expect_sql "STATEMENT" EXPECTED
-#   ok NAME | fail NAME MSG | check NAME COMMAND... | finish
+#   expect_absent WHAT FILE GREP-ARGS...
+#                                   nothing matches in FILE (which must exist)
+#   ok NAME | fail NAME MSG | skip NAME WHY | check NAME COMMAND... | finish
+#   unique_name VAR PREFIX          VAR=PREFIX-<run id>-<counter>
+#   worker_asleep MASTER_PID        the pool's worker asleep in a fault point
 #
 
 set -uo pipefail
@@ -99,6 +105,7 @@ url_of() {
 TEST_NAME=$(basename -- "$0" .sh)
 PASSED=0
 FAILED=0
+SKIPPED=0
 STATUS=
 BODY=
 REQ_DESC=
@@ -107,20 +114,72 @@ HEADERS=$T_TMP/headers
 : >"$HEADERS"
 trap 'rm -rf "$T_TMP"' EXIT
 
-# Count a passed check.
+# _in_subshell: true in a subshell of the script ($(...), a pipeline's
+# loop, a background job), where a counter change would be lost.
+_in_subshell() {
+	[[ $BASHPID != "$$" ]]
+}
+
+# Count a passed check.  In a subshell the check is recorded in
+# $T_TMP/subshell.results for finish to count, and printed on stderr (a
+# command substitution captures stdout).
 ok() {
+	if _in_subshell; then
+		echo P >>"$T_TMP/subshell.results"
+		printf 'ok     %s\n' "$1" >&2
+		return 0
+	fi
 	PASSED=$((PASSED + 1))
 	printf 'ok     %s\n' "$1"
 }
 
-# Count a failed check; show the last request for context.
+# skip NAME WHY: a check this machine cannot run.  Printed as a skip and
+# counted as one (finish's RESULT line gets a fourth number), never as a
+# pass; a script whose checks were all skipped has not failed.  In a
+# subshell as ok does.
+skip() {
+	if _in_subshell; then
+		echo S >>"$T_TMP/subshell.results"
+		printf 'SKIP   %s: %s\n' "$1" "${2:-}" >&2
+		return 0
+	fi
+	SKIPPED=$((SKIPPED + 1))
+	printf 'SKIP   %s: %s\n' "$1" "${2:-}"
+}
+
+# Count a failed check; show the last request for context.  In a subshell
+# as ok does: a `fail` inside $(...) is counted and its message shown.
 fail() {
+	if _in_subshell; then
+		echo F >>"$T_TMP/subshell.results"
+		_fail_lines "$@" >&2
+		return 0
+	fi
 	FAILED=$((FAILED + 1))
+	_fail_lines "$@"
+}
+
+_fail_lines() {
 	printf 'FAIL   %s: %s\n' "$1" "${2:-}"
 	if [[ -n $REQ_DESC ]]; then
 		printf '       last request: %s -> %s\n' "$REQ_DESC" "${STATUS:-none}"
 		printf '       body: %s\n' "$(printf '%s' "$BODY" | head -c 400 | tr '\n' ' ')"
 	fi
+}
+
+# A run id no other run shares (the script's start in ns, its pid), and
+# unique_name VAR PREFIX: sets VAR to PREFIX-<run id>-<counter>, a name
+# unique by construction (the counter lives in the script's own shell, so
+# a subshell cannot make one).
+RUN_ID=$(date +%s%N)-$$
+NAME_SEQ=0
+unique_name() {
+	if _in_subshell; then
+		fail "unique_name $2" "called in a subshell: its counter would repeat"
+		return 1
+	fi
+	NAME_SEQ=$((NAME_SEQ + 1))
+	printf -v "$1" '%s-%s-%d' "$2" "$RUN_ID" "$NAME_SEQ"
 }
 
 # check NAME COMMAND...: pass if COMMAND succeeds.
@@ -326,6 +385,43 @@ expect_sql() {
 	fi
 }
 
+# expect_absent WHAT FILE GREP-ARGS...: `grep -q GREP-ARGS FILE` finds
+# nothing.  A FILE that is missing or unreadable is a failure, never a
+# pass (there was nothing to search).
+expect_absent() {
+	local what=$1 file=$2 rc
+	shift 2
+	if [[ ! -f $file || ! -r $file ]]; then
+		fail "$what" "no file $file to search"
+		return
+	fi
+	grep -q "$@" "$file"
+	rc=$?
+	case $rc in
+	1)	ok "$what" ;;
+	0)	fail "$what" "found in $file: $(grep -m 1 "$@" "$file" | cut -c 1-300)" ;;
+	*)	fail "$what" "grep $* $file: status $rc" ;;
+	esac
+}
+
+# worker_asleep MASTER_PID: print the child of MASTER_PID (a responder
+# worker) asleep in a fault point (its wchan is nanosleep), waiting for it
+# up to about 10 s; false if none is.  A request sent with a sleep fault
+# has reached that point once this is true.
+worker_asleep() {
+	local i p
+	for ((i = 0; i < 100; i++)); do
+		for p in $(pgrep -P "$1" 2>/dev/null); do
+			if grep -q nanosleep "/proc/$p/wchan" 2>/dev/null; then
+				echo "$p"
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
 # A key no earlier run used: PREFIX-<time>-<pid>.
 unique_key() {
 	printf '%s-%s-%s' "${1:-k}" "$(date +%s%N)" "$$"
@@ -363,9 +459,26 @@ bench_test_end() {
 
 # finish: print the RESULT line and exit (non-zero if anything failed).
 finish() {
-	# A script that ends before any check ran has failed.
-	((PASSED + FAILED > 0)) || fail "$TEST_NAME" "ended before any check ran"
-	echo "RESULT $TEST_NAME $PASSED $FAILED"
+	local r
+	# The checks counted in subshells.
+	if [[ -f $T_TMP/subshell.results ]]; then
+		while read -r r; do
+			case $r in
+			P)	PASSED=$((PASSED + 1)) ;;
+			S)	SKIPPED=$((SKIPPED + 1)) ;;
+			*)	FAILED=$((FAILED + 1)) ;;
+			esac
+		done <"$T_TMP/subshell.results"
+		rm -f "$T_TMP/subshell.results"
+	fi
+	# A script that ends before any check ran (or was skipped) has failed.
+	((PASSED + FAILED + SKIPPED > 0)) ||
+	    fail "$TEST_NAME" "ended before any check ran"
+	if ((SKIPPED > 0)); then
+		echo "RESULT $TEST_NAME $PASSED $FAILED $SKIPPED"
+	else
+		echo "RESULT $TEST_NAME $PASSED $FAILED"
+	fi
 	[[ $FAILED -eq 0 ]] && exit 0
 	exit 1
 }

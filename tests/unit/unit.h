@@ -8,7 +8,9 @@
 #ifndef IDEMORDERS_TESTS_UNIT_H
 #define IDEMORDERS_TESTS_UNIT_H
 
-#include <CUnit/CUnit.h>
+#include <stddef.h>
+
+#include <CUnit/Basic.h>
 
 struct unit_test {
 	const char		*name;
@@ -23,6 +25,8 @@ struct unit_suite {
 };
 
 int	unit_add_suite(const struct unit_suite *);
+int	unit_run(const char *, const struct unit_suite *const *, size_t,
+	    CU_BasicRunMode);
 
 extern const struct unit_suite test_buf_suite;
 extern const struct unit_suite test_conf_suite;

@@ -1,9 +1,11 @@
 # tools/lib/test.sh -- `tools/dev test`: what CI runs.
 # shellcheck shell=bash
 #
-# Every component reports "RESULT <suite> <passed> <failed>" lines; they
-# are collected in RESULTS and summed into the last line printed,
-# "N passed, M failed".  The test stack is always stopped at the end.
+# Every component reports "RESULT <suite> <passed> <failed> [<skipped>]"
+# lines; they are collected in RESULTS and summed into the last line
+# printed, "N passed, M failed, K skipped" (a skip is never a pass; the
+# status is non-zero on any failure).  The test stack is always stopped
+# at the end.
 
 RESULTS=
 # What a failing script printed about its failures, and how long each
@@ -11,10 +13,13 @@ RESULTS=
 # that the end of a long log says what failed and where the time went.
 FAILURES=
 TIMES=
+# The SKIP lines of the scripts (what this machine could not run).
+SKIPS=
 
-# Record and print one RESULT line.
+# Record and print one RESULT line: NAME PASSED FAILED [SKIPPED].
 result() {
 	local line="RESULT $1 $2 $3"
+	[[ ${4:-0} == 0 ]] || line+=" $4"
 	printf '%s\n' "$line"
 	RESULTS+="$line"$'\n'
 }
@@ -22,7 +27,7 @@ result() {
 # Print the summary and exit; runs on EXIT, so also after a failure or an
 # interrupt.
 tests_end() {
-	local rc=$? passed=0 failed=0 suite p f
+	local rc=$? passed=0 failed=0 skipped=0 suite p f k
 	trap - EXIT INT TERM
 	set +e
 	if [[ $rc -ne 0 && ${TESTS_DONE:-0} != 1 ]]; then
@@ -31,15 +36,21 @@ tests_end() {
 	fi
 	say "stopping the test stack"
 	stack_down
-	while read -r _ suite p f; do
+	while read -r _ suite p f k; do
 		[[ -n ${suite:-} ]] || continue
 		passed=$((passed + p))
 		failed=$((failed + f))
+		skipped=$((skipped + ${k:-0}))
 	done <<<"$RESULTS"
 	if [[ -n $TIMES ]]; then
 		echo
 		echo "slowest scripts (seconds):"
 		sort -rn <<<"$TIMES" | sed -e "/^$/d" -e "s/^/  /" | head -n 10
+	fi
+	if [[ -n $SKIPS ]]; then
+		echo
+		echo "skipped:"
+		printf '%s' "$SKIPS"
 	fi
 	if [[ -n $FAILURES ]]; then
 		echo
@@ -50,25 +61,28 @@ tests_end() {
 	echo "summary:"
 	printf '%s' "$RESULTS"
 	[[ -n $RESULTS ]] || echo "(no results)"
-	echo "$passed passed, $failed failed"
+	echo "$passed passed, $failed failed, $skipped skipped"
 	[[ $failed -eq 0 && $rc -eq 0 ]] && exit 0
 	exit 1
 }
 
-# Record the RESULT lines of FILE with suite prefix PREFIX (printing them
+# Record the RESULT lines of FILE (three numbers, or four with the
+# skipped ones) with suite prefix PREFIX (printing them
 # unless QUIET is 1); set CR_N to how many were found and CR_NF to how
 # many of them report failures.
 collect_results() {
-	local file=$1 prefix=$2 quiet=${3:-0} suite p f line
+	local file=$1 prefix=$2 quiet=${3:-0} suite p f k line
 	CR_N=0
 	CR_NF=0
-	while read -r _ suite p f; do
+	while read -r _ suite p f k; do
 		line="RESULT $prefix$suite $p $f"
+		[[ ${k:-0} == 0 ]] || line+=" $k"
 		RESULTS+="$line"$'\n'
 		[[ $quiet == 1 ]] || printf '%s\n' "$line"
 		CR_N=$((CR_N + 1))
 		[[ $f -gt 0 ]] && CR_NF=$((CR_NF + 1))
-	done < <(awk '$1 == "RESULT" && NF == 4 && $3 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+$/' "$file" 2>/dev/null)
+	done < <(awk '$1 == "RESULT" && $3 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+$/ &&
+	    (NF == 4 || (NF == 5 && $5 ~ /^[0-9]+$/))' "$file" 2>/dev/null)
 	return 0
 }
 
@@ -161,6 +175,11 @@ run_stack_tests() {
 		"")	result "$name(not-run)" 0 1 ;;
 		*)	[[ $CR_NF -gt 0 ]] || result "$name($res)" 0 1 ;;
 		esac
+		# (awk: no SKIP line is no error under errexit and pipefail.)
+		if [[ -f $log ]]; then
+			SKIPS+=$(awk -v n="$name" '/^SKIP / { print n ": " substr($0, 1, 300) }' "$log")
+		fi
+		[[ -z $SKIPS || $SKIPS == *$'\n' ]] || SKIPS+=$'\n'
 		if [[ $res != PASS ]]; then
 			FAILURES+="--- $name ($res; ${log#"$REPO"/})"$'\n'
 			FAILURES+=$(grep -A 2 '^FAIL' "$log" 2>/dev/null | cut -c 1-400 |
@@ -234,12 +253,22 @@ run_tests() {
 			# its own (10.77.0.0/24, no fixed port; about 4
 			# minutes; `tools/dev cluster partition --short`).
 			scripts+=("$REPO/tests/cluster/partition-check.sh")
+		else
+			# Left out on purpose: said, and counted as skips.
+			CLUSTER_SKIPPED=1
 		fi
 	fi
 
 	trap tests_end EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
+	if [[ ${CLUSTER_SKIPPED:-0} == 1 ]]; then
+		for s in cluster-check partition-check; do
+			say "skipped: $s (IDEMORDERS_TEST_CLUSTER=0)"
+			SKIPS+="$s: IDEMORDERS_TEST_CLUSTER=0"$'\n'
+			result "$s(IDEMORDERS_TEST_CLUSTER=0)" 0 0 1
+		done
+	fi
 
 	say "test stack: stopping anything left from an earlier run"
 	stack_down
