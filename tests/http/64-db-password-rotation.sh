@@ -56,7 +56,7 @@ printf "DROP USER IF EXISTS %s@localhost; CREATE USER %s@localhost IDENTIFIED BY
 } >"$priv/conf"
 start_private "$IDEMORDERS_BIN" "$priv/conf" "$priv/sock" "$priv/serve.log" || finish
 
-SKU=$(new_sku DBPW 100000)
+new_sku SKU DBPW 100000 || finish
 ORDER_BODY=$(order_body "$SKU" 1)
 # create KEY: one create on the private socket; its status.
 create() {
