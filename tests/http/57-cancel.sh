@@ -17,14 +17,6 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
 
-# cancel URL USER KEY ORDER_ID BODY [curl args...]
-cancel() {
-	local url=$1 user=$2 key=$3 oid=$4 body=$5
-	shift 5
-	req POST "$url$MOUNT/$oid/cancel" -u "$user" -H "Idempotency-Key: $key" \
-	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
-}
-
 stock_of() {
 	sql "SELECT available FROM stock WHERE sku = '$1'"
 }

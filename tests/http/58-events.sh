@@ -16,12 +16,6 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
 
-# cancel URL USER KEY ORDER_ID BODY
-cancel() {
-	req POST "$1$MOUNT/$4/cancel" -u "$2" -H "Idempotency-Key: $3" \
-	    -H 'Content-Type: application/json' --data-binary "$5"
-}
-
 # events_of ORDER_ID: "type seq principal state webhook_id" lines.
 events_of() {
 	sql "SELECT type, seq, principal_id, state IN ('pending', 'delivered'),

@@ -9,14 +9,6 @@
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
 
-# cancel URL USER KEY ORDER_ID BODY [curl args...]
-cancel() {
-	local url=$1 user=$2 key=$3 oid=$4 body=$5
-	shift 5
-	req POST "$url$MOUNT/$oid/cancel" -u "$user" -H "Idempotency-Key: $key" \
-	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
-}
-
 # retry WANT WHAT: the answer's status line was checked; Should-Retry is WANT.
 retry() {
 	expect_header should-retry "$1" "$2"

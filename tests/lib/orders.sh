@@ -9,6 +9,14 @@ post() {
 	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
 }
 
+# cancel URL USER KEY ORDER_ID BODY [curl args...]: POST /orders/{id}/cancel.
+cancel() {
+	local url=$1 user=$2 key=$3 oid=$4 body=$5
+	shift 5
+	req POST "$url$MOUNT/$oid/cancel" -u "$user" -H "Idempotency-Key: $key" \
+	    -H 'Content-Type: application/json' --data-binary "$body" "$@"
+}
+
 # create_and_replay URL USER KEY BODY REPLAY_BODY WHAT: a create (201),
 # then REPLAY_BODY (the same order, written otherwise or not) with the
 # same key: 201 again, Idempotent-Replayed: true, the same bytes.
