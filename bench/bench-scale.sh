@@ -135,6 +135,11 @@ sync_binlog = 1"
 
 # ------------------------------------------------------------ the fill
 
+# The filled orders the outbox still holds (event_retention's default,
+# 7 d): each has its order.created and, cancelled, its order.cancelled
+# event, delivered, as the audit expects of orders that young.
+SCALE_EVENT_RETENTION=604800
+
 # SQL expressions of a filled row, from the expression S (its id) and the
 # fill's size N: the age in seconds, the principal, the key, the items.
 scale_age() {	# S N
@@ -178,8 +183,9 @@ scale_iso() { printf "DATE_FORMAT(%s, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')" "$1"; }
 
 # The statements that fill ids A..B of a fill of size N.
 scale_batch_sql() {
-	local a=$1 b=$2 n=$3 s=seq ca
+	local a=$1 b=$2 n=$3 s=seq ca cc
 	ca=$(scale_created "$s" "$n")
+	cc=$(scale_created "$s + 50" "$n")
 	cat <<EOF
 SET SESSION foreign_key_checks = 0, unique_checks = 0, sql_log_bin = 0;
 INSERT INTO idempotency_records (id, principal_id, operation, idem_key,
@@ -227,6 +233,19 @@ INSERT INTO order_items (order_id, sku, qty, unit_price)
 SELECT $s, $(scale_sku2 $s), 1, $(scale_price2 $s)
 FROM seq_${a}_to_${b} WHERE NOT $(scale_failed $s) AND NOT $(scale_cancel $s)
     AND $(scale_two $s);
+INSERT INTO events (id, webhook_id, type, order_id, seq, principal_id, payload,
+    created_at, state, attempts, next_attempt_at, delivered_at)
+SELECT $s, CONCAT('msg_', MD5(CONCAT('scale-event-', $s))), 'order.created', $s, 1,
+    $(scale_principal $s "$n"), '{}', $ca, 'delivered', 1, $ca, $ca
+FROM seq_${a}_to_${b} WHERE NOT $(scale_failed $s) AND NOT $(scale_cancel $s)
+    AND $ca > @scale_now - INTERVAL $SCALE_EVENT_RETENTION SECOND;
+INSERT INTO events (id, webhook_id, type, order_id, seq, principal_id, payload,
+    created_at, state, attempts, next_attempt_at, delivered_at)
+SELECT $s + 50, CONCAT('msg_', MD5(CONCAT('scale-event-', $s + 50))), 'order.cancelled', $s, 2,
+    $(scale_principal $s "$n"), '{}', $cc, 'delivered', 1, $cc, $cc
+FROM seq_${a}_to_${b} WHERE NOT $(scale_failed $s) AND NOT $(scale_cancel $s)
+    AND $(scale_cancelled $s "$n")
+    AND $ca > @scale_now - INTERVAL $SCALE_EVENT_RETENTION SECOND;
 EOF
 }
 
