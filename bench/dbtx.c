@@ -3,9 +3,10 @@
  * connection, run the statements of one successful create directly
  * against MariaDB, for a fixed time, in one of three shapes (-m):
  *
- *	naive	eight round trips through prepared statements: ledger
+ *	naive	nine round trips through prepared statements: ledger
  *		insert, savepoint, stock lock, order insert, item insert,
- *		stock update, ledger update, commit (the reference)
+ *		stock update, its event, ledger update, commit (the
+ *		reference)
  *	batched	two round trips, as the service sends them: the fresh ledger
  *		read and its guard + ledger insert + savepoint + stock read
  *		(no lock); then the guarded stock
@@ -53,7 +54,8 @@
 #define DBTX_ORDER_INSERT	(DBS_OWN + 1)
 #define DBTX_ITEM_INSERT	(DBS_OWN + 2)
 #define DBTX_STOCK_DECREASE	(DBS_OWN + 3)
-_Static_assert(DBTX_STOCK_DECREASE < DBS_COUNT, "db.h keeps too few ids");
+#define DBTX_EVENT_INSERT	(DBS_OWN + 4)
+_Static_assert(DBTX_EVENT_INSERT < DBS_COUNT, "db.h keeps too few ids");
 
 #define MAX_THREADS	256
 #define MAX_SAMPLES	(1 << 20)
@@ -210,6 +212,43 @@ naive_insert_item(struct db *db, unsigned long long order_id,
 	db_bind_int(&p[2], &qty);
 	db_bind_i64(&p[3], &price);
 	return db_execute(db, st, p);
+}
+
+/*
+ * Insert the order's order.created event (its id the order's; a
+ * collision with another event's id is transient, as the order's is).
+ */
+static int
+naive_insert_event(struct db *db, unsigned long long order_id,
+    const char *principal, const struct buf *payload)
+{
+	static const char sql[] = "INSERT INTO events (id, webhook_id, type, "
+	    "order_id, seq, principal_id, payload, created_at, state, "
+	    "next_attempt_at) VALUES (?, ?, 'order.created', ?, 1, ?, ?, "
+	    "UTC_TIMESTAMP(6), 'pending', UTC_TIMESTAMP(6))";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[5];
+	long long	 oid = (long long)order_id;
+	char		 wid[EVENT_WEBHOOK_ID_MAX];
+	int		 rc;
+
+	if (events_webhook_id(wid, sizeof(wid)) == -1)
+		return db_fail(db, DB_ERROR, 0, "no webhook-id");
+	rc = db_stmt(db, DBTX_EVENT_INSERT, sql, &st);
+	if (rc != DB_OK)
+		return rc;
+	db_bind_i64(&p[0], &oid);
+	p[0].is_unsigned = 1;
+	db_bind_str(&p[1], wid, strlen(wid));
+	db_bind_i64(&p[2], &oid);
+	p[2].is_unsigned = 1;
+	db_bind_str(&p[3], principal, strlen(principal));
+	db_bind_str(&p[4], payload->p, payload->len);
+	rc = db_execute(db, st, p);
+	if (rc == DB_DUPLICATE)
+		return db_fail(db, DB_TRANSIENT, db->last_errno,
+		    db->last_error);
+	return rc;
 }
 
 /* Take qty off the (locked) stock row; exactly one row must change. */
@@ -396,6 +435,9 @@ one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
 	order_id_format(oid, sizeof(oid), id);
 	response_reset(resp);
 	response_json(resp, 201, body201, sizeof(body201) - 1);
+	rc = naive_insert_event(db, id, "dbtx", &resp->body);
+	if (rc != DB_OK)
+		goto fail;
 	rc = ledger_finish(db, &scope, LEDGER_SUCCEEDED, resp, oid);
 	if (rc != DB_OK)
 		goto fail;

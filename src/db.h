@@ -46,7 +46,7 @@ enum db_stmt_id {
 	DBS_ORDER_GET,
 	DBS_STOCK_TOUCH,
 	DBS_OWN,
-	DBS_COUNT = DBS_OWN + 4,
+	DBS_COUNT = DBS_OWN + 5,
 };
 #define DB_NODES_MAX		16	/* in db_host's list */
 #define DB_FAILBACK_S		30	/* then try the first node again */
