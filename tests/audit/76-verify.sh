@@ -164,7 +164,7 @@ did="$(sql "SELECT COUNT(*) FROM orders o JOIN order_items i ON i.order_id = o.i
     ON i.order_id = o.id WHERE i.sku = '$FIRST_SKU' AND o.status = 'CANCELLED'")"
 need=$(sed -nE 's/.*has 2 units available, ([0-9]+) needed.*/\1/p' <<<"$LOW_OUT")
 did="$did ${need:-?} $((100 - $(stock_of "$FIRST_SKU")))"
-sku=$(new_sku T7Y-exact "${need:-0}")
+new_sku sku T7Y-exact "${need:-0}"
 verify "exactly the units it needs" --base "$LIGHTTPD_URL$MOUNT" --user "$ALICE" --other-user "$BOB" \
     --sku "$sku" --db-defaults "$DBDEF"
 [[ $VRC == 0 ]] && ok "a run with exactly the $need units it says it needs: exit 0" ||
