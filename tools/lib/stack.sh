@@ -423,18 +423,9 @@ relay_start() {
 
 # Stop the relay: SIGTERM lets its deliveries in flight finish.
 relay_stop() {
-	local pid
-	if pid=$(pid_alive "$RELAY_PIDFILE" " relay -c "); then
-		say "stopping idemorders relay (pid $pid)"
-		kill -TERM "$pid" 2>/dev/null || true
-		if ! wait_gone "$pid" 15; then
-			say "idemorders relay (pid $pid) did not stop; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-			wait_gone "$pid" 5 || true
-		fi
-	fi
+	stop_pidfile "$RELAY_PIDFILE" " relay -c " TERM "idemorders relay"
 	kill_leftovers "relays" "^$RUNBIN relay -c $CONF\$"
-	rm -f "$RELAY_PIDFILE" "$RUN/relay.stamp"
+	rm -f "$RUN/relay.stamp"
 }
 
 # Kill the processes of OURS (a pgrep -f pattern naming a path of this
