@@ -10,8 +10,10 @@
 # pid and the package purged by pkg_cleanup.
 #
 #   pkg_lock                  one package test on the machine at a time
+#   pkg_copy_tree DIR         the tree as git sees it, into DIR
 #   pkg_build                 dpkg-buildpackage -us -uc -b (make check with
-#                             the database tests); sets PKG_DEB
+#                             the database tests), once per tree contents
+#                             (PKG_CACHE); sets PKG_DEB
 #   pkg_lintian               lintian; fails on any E: line
 #   pkg_install               dpkg -i (apt-get -f install for missing deps)
 #   pkg_install_deps DEB      apt-get install what DEB depends on and this
@@ -73,30 +75,54 @@ pkg_check_db() {
 	fi
 }
 
-# Copy the tree (tracked and new files, as git sees them; the whole tree
-# without var/ when it is not a git checkout) and build the binary package;
-# its `make check` runs the unit and the database tests (pkg_check_db).
-pkg_build() {
-	local src=$PKG_WORK/src res
-	rm -rf "$PKG_WORK"
-	mkdir -p "$src"
-	pkg_check_db || return 1
+# pkg_copy_tree DIR: copy the tree into DIR (tracked and new files, as git
+# sees them; the whole tree without var/ when it is not a git checkout).
+pkg_copy_tree() {
 	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
 		git -C "$REPO" ls-files -co --exclude-standard -z |
-		    rsync -a --from0 --files-from=- "$REPO/" "$src/"
+		    rsync -a --from0 --files-from=- "$REPO/" "$1/"
 	else
-		rsync -a --exclude=/var/ "$REPO/" "$src/"
+		rsync -a --exclude=/var/ "$REPO/" "$1/"
 	fi
-	if (cd "$src" && DEB_BUILD_OPTIONS=parallel=2 IDEMORDERS_TEST_CONF=$PKG_CHECK_CONF \
-	    dpkg-buildpackage -us -uc -b) >"$PKG_WORK/build.log" 2>&1 9>&- 8>&-; then
-		ok "dpkg-buildpackage -us -uc -b (in $src)"
+}
+
+# Builds of this tree, by the contents of the copy they were made from:
+# the package tests of one run (69, 72, 74, socket-activation) build it
+# once.  `tools/dev test` empties it at the start of a full run.
+PKG_CACHE=$REPO/var/$IDEMORDERS_STACK/pkg-cache
+
+# Copy the tree and build the binary package; its `make check` runs the
+# unit and the database tests (pkg_check_db).  A build of the same
+# contents in PKG_CACHE is used instead: its package and its tests' logs.
+# Sets PKG_DEB.
+pkg_build() {
+	local src=$PKG_WORK/src res key cache
+	rm -rf "$PKG_WORK"
+	mkdir -p "$src"
+	pkg_copy_tree "$src"
+	key=$(cd "$src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha1sum |
+	    sha1sum | cut -c1-16)
+	cache=$PKG_CACHE/$key
+	if [[ -f $cache/built ]]; then
+		cp "$cache"/idemorders_*.deb "$PKG_WORK/" &&
+		    for res in unit db; do
+			cp "$cache/run_$res.log" "$src/tests/$res/" || return 1
+		    done ||
+		    { fail "package cache" "cannot copy from $cache"; return 1; }
+		ok "dpkg-buildpackage -us -uc -b: the build of this tree ($key) made earlier, $(cat "$cache/built")"
 	else
-		# The failing tests' own lines first (automake keeps them in
-		# test-suite.log, which dh_auto_test prints with VERBOSE=1).
-		fail "dpkg-buildpackage" "$(grep -E '^(FAIL|ERROR|SKIP):|RESULT |FAILED|cannot' \
-		    "$PKG_WORK/build.log" | head -n 20 | tr '\n' ' ') ... $(tail -n 5 \
-		    "$PKG_WORK/build.log" | tr '\n' ' ')"
-		return 1
+		pkg_check_db || return 1
+		if (cd "$src" && DEB_BUILD_OPTIONS=parallel=2 IDEMORDERS_TEST_CONF=$PKG_CHECK_CONF \
+		    dpkg-buildpackage -us -uc -b) >"$PKG_WORK/build.log" 2>&1 9>&- 8>&-; then
+			ok "dpkg-buildpackage -us -uc -b (in $src, tree $key)"
+		else
+			# The failing tests' own lines first (automake keeps them in
+			# test-suite.log, which dh_auto_test prints with VERBOSE=1).
+			fail "dpkg-buildpackage" "$(grep -E '^(FAIL|ERROR|SKIP):|RESULT |FAILED|cannot' \
+			    "$PKG_WORK/build.log" | head -n 20 | tr '\n' ' ') ... $(tail -n 5 \
+			    "$PKG_WORK/build.log" | tr '\n' ' ')"
+			return 1
+		fi
 	fi
 	# automake's driver keeps each runner's output in its .log.
 	for res in unit db; do
@@ -106,11 +132,15 @@ pkg_build() {
 		else
 			fail "package build: $res tests" "no passing RESULT $res line in tests/$res/run_$res.log: $(tail -n 3 \
 			    "$src/tests/$res/run_$res.log" 2>&1 | tr '\n' ' ')"
+			return 1
 		fi
 	done
 	PKG_DEB=$(ls "$PKG_WORK"/idemorders_*.deb 2>/dev/null | head -n 1)
 	[[ -n $PKG_DEB ]] && ok "built $(basename -- "$PKG_DEB")" ||
 	    { fail "dpkg-buildpackage" "no idemorders_*.deb"; return 1; }
+	[[ -f $cache/built ]] && return 0
+	mkdir -p "$cache" && cp "$PKG_DEB" "$src/tests/unit/run_unit.log" "$src/tests/db/run_db.log" "$cache/" &&
+	    date -u '+at %H:%M:%S UTC' >"$cache/built"
 }
 
 pkg_lintian() {

@@ -29,12 +29,7 @@ dpkg --purge idemorders >/dev/null 2>&1
 gitc() { git -c user.name=upgrade-test -c user.email=upgrade-test@localhost "$@"; }
 
 # --- the upstream: this tree as it is, one commit; its clone ------------------
-if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$REPO" ls-files -co --exclude-standard -z |
-	    rsync -a --from0 --files-from=- "$REPO/" "$UP/"
-else
-	rsync -a --exclude=/var/ "$REPO/" "$UP/"
-fi
+pkg_copy_tree "$UP"
 if gitc -C "$UP" init -q && gitc -C "$UP" add -A && gitc -C "$UP" commit -q -m one &&
     git clone -q "$UP" "$CL"; then
 	ok "an upstream repository of this tree (one commit) and its clone"

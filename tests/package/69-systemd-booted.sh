@@ -42,6 +42,7 @@
 # SKIP line, counted as a skip, never a pass (under CI it fails instead).
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
+. "$(dirname -- "$0")/../lib/package.sh"
 
 OFF=${IDEMORDERS_PORT_OFFSET:-0}
 BOOT_PORT=$((18097 + OFF))
@@ -108,27 +109,16 @@ if mountpoint -q "$BOOT_WORK/root" 2>/dev/null; then
 	umount "$BOOT_WORK/root" 2>/dev/null || umount -l "$BOOT_WORK/root"
 fi
 
-# --- the package: built from this tree without its tests (72 runs them),
-# and the same package with a higher version for the upgrade ------------------------
+# --- the package: built from this tree (tests/lib/package.sh's build, which
+# 72 and 74 use too), and the same package with a higher version for the
+# upgrade ---------------------------------------------------------------------------
 rm -rf "$BOOT_WORK"
-mkdir -p "$BOOT_WORK/src"
+mkdir -p "$BOOT_WORK"
 if [[ -n ${BOOT_DEB:-} ]]; then
 	cp "$BOOT_DEB" "$BOOT_WORK/"
 else
-	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
-		git -C "$REPO" ls-files -co --exclude-standard -z |
-		    rsync -a --from0 --files-from=- "$REPO/" "$BOOT_WORK/src/"
-	else
-		rsync -a --exclude=/var/ "$REPO/" "$BOOT_WORK/src/"
-	fi
-	t=$SECONDS
-	if (cd "$BOOT_WORK/src" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b) \
-	    >"$BOOT_WORK/build.log" 2>&1 9>&- 8>&-; then
-		ok "dpkg-buildpackage -us -uc -b, nocheck ($((SECONDS - t)) s)"
-	else
-		fail "dpkg-buildpackage" "$(tail -n 5 "$BOOT_WORK/build.log" | tr '\n' ' ')"
-		finish
-	fi
+	pkg_build || finish
+	cp "$PKG_DEB" "$BOOT_WORK/"
 fi
 DEB=$(ls "$BOOT_WORK"/idemorders_*.deb | head -n 1)
 VERSION=$(dpkg-deb -f "$DEB" Version)

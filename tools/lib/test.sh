@@ -46,6 +46,9 @@ tests_end() {
 		echo
 		echo "slowest scripts (seconds):"
 		sort -rn <<<"$TIMES" | sed -e "/^$/d" -e "s/^/  /" | head -n 10
+		# All of them, for a look after the run.
+		sort -rn <<<"$TIMES" | sed -e "/^$/d" >"$LOGDIR/times" 2>/dev/null &&
+		    echo "  (all: $LOGDIR/times)"
 	fi
 	if [[ -n $SKIPS ]]; then
 		echo
@@ -273,7 +276,7 @@ run_tests() {
 	say "test stack: stopping anything left from an earlier run"
 	stack_down
 	if [[ $mode == full ]]; then
-		rm -rf "$DB_DATADIR" "$BUILD" "$BUILD_ASAN" "$LOGDIR"
+		rm -rf "$DB_DATADIR" "$BUILD" "$BUILD_ASAN" "$LOGDIR" "$VAR/pkg-cache"
 	fi
 	prepare_dirs
 	PACKAGES+=("${TEST_PACKAGES[@]}")
