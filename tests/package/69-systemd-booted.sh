@@ -40,6 +40,9 @@
 # MariaDB there has no network.  Without systemd-nspawn, debootstrap or
 # overlayfs, or where a container cannot boot, the script says why on a
 # SKIP line, counted as a skip, never a pass (under CI it fails instead).
+# It builds the package (when no earlier script did) and the tree, and
+# boots a container: up to 15 minutes on a busy machine.
+# time-limit: 900
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/package.sh"
