@@ -146,7 +146,7 @@ verify "no stock" --base "$url" --user "$ALICE" --other-user "$BOB" --sku "$sku"
 expect_sql_value "no stock: no order" 0 \
     "$(sql "SELECT COUNT(*) FROM order_items WHERE sku = '$sku'")"
 
-# --- one truth: what it orders, as the tool, README.md and the man page say --
+# --- one truth: what it orders, as the tool, docs/sysadmin.md and the man page say
 # The three say it in one sentence: "creates up to N real orders of one
 # unit ..., cancels N of them again ...: N units must be available, and
 # at most N stay sold". numbers: those four from the text on stdin
@@ -169,11 +169,11 @@ verify "exactly the units it needs" --base "$LIGHTTPD_URL$MOUNT" --user "$ALICE"
     --sku "$sku" --db-defaults "$DBDEF"
 [[ $VRC == 0 ]] && ok "a run with exactly the $need units it says it needs: exit 0" ||
     fail "a run with $need units" "exit $VRC: $(grep -E '^(FAIL|SKIP) ' <<<"$VOUT" | tr '\n' ' ')"
-for src in tool README.md "idemorders-verify(1)"; do
+for src in tool docs/sysadmin.md "idemorders-verify(1)"; do
 	case $src in
 	tool) said=$(grep 'CREATES up to' -A3 <<<"$FIRST_OUT" | sed 's/^[^:]*: //' | numbers) ;;
-	README.md) said=$(awk '/^## After a deploy/ { on = 1; next } on && /^## / { exit } on' \
-	    "$REPO/README.md" | numbers) ;;
+	docs/sysadmin.md) said=$(awk '/^## After a deploy/ { on = 1; next } on && /^## / { exit } on' \
+	    "$REPO/docs/sysadmin.md" | numbers) ;;
 	*) said=$(MANPAGER=cat MANWIDTH=1000 man -l "$REPO/man/idemorders-verify.1" 2>/dev/null | numbers) ;;
 	esac
 	[[ -n $said && $said == "$did" ]] &&

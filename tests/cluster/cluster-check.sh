@@ -85,7 +85,7 @@ grep -q "/var/lib/idemorders-cluster-" <<<"$status" && ok "status names the data
 
 # The server alone: a BF abort landing while a statement of a
 # multi-statement packet runs on node 3 (tests/cluster/bf-abort.py).
-# Measured on MariaDB 10.11 (README, Galera section): every statement
+# Measured on MariaDB 10.11 (docs/sysadmin.md, Galera section): every statement
 # answers OK, the COMMIT 1213, and yet the statements after the abort
 # ran in a fresh transaction that the packet's COMMIT committed: the
 # claim row is gone, the hot row holds node 1's change only, and the

@@ -209,7 +209,7 @@ The cluster in network namespaces (3 Galera nodes, 3 web hosts, the
 clients), the partition faults one at a time with retrying clients, the
 history checker after each; then everything stopped and removed.
   --short   the version of '$PROG test' (a few minutes)
-  --long    the one of README's figures
+  --long    the one of the figures in docs/sysadmin.md
   ARGS      tests/cluster/partition.py --help (e.g. --faults minority,split)
 EOF
 }

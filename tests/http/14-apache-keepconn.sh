@@ -153,7 +153,7 @@ fi
 
 # 4. max_requests = 8 under load (ab, 16 clients with keep-alive), Apache
 # reusing the workers' connections and its pool sized to them as the
-# README says (max = workers / Apache processes = 2): every one of 4000
+# httpd-conf/README.md says (max = workers / Apache processes = 2): every one of 4000
 # requests is answered 200, as a worker past its max_requests serves its
 # kept connection until Apache leaves it idle; once idle, it is
 # recycled.  Through lighttpd (no kept connection) a worker is recycled

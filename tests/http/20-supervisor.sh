@@ -77,7 +77,7 @@ for s in $ALL_SERVERS; do
 done
 
 # The stack's socket lives in a directory of the user the pool runs as, as
-# README's "Processes and the socket" asks, so that the pool can remove its
+# docs/sysadmin.md's "Processes and the socket" asks, so that the pool can remove its
 # own socket at stop (the private serve below, set up the same way, shows
 # that it does).
 pool_user=$(sed -n 's/^[[:space:]]*user[[:space:]]*=[[:space:]]*//p' "$IDEMORDERS_CONF" | tail -n 1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Backup and restore as README.md's "Backup and restore" has them, on a
+# Backup and restore as docs/sysadmin.md's "Backup and restore" has them, on a
 # MariaDB of its own with the binary log on (mariadbd on a private
 # socket), with a private serve and `idemorders audit`:
 #  - orders A (before the backup); the backup: mariadb-dump

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Upgrades that always upgrade: README.md's "Upgrades" recipe, run as
+# Upgrades that always upgrade: docs/sysadmin.md's "Upgrades" recipe, run as
 # written in a clone of an upstream repository (made here from this
 # tree), on this host:
 #  - commit one: dpkg-buildpackage -us -uc -b in the clone, dpkg -i;
@@ -55,16 +55,16 @@ pkg_install || finish
 [[ $(dpkg-query -W -f='${Version}' idemorders) == "$V1" ]] && ok "installed $V1" ||
     fail "install" "installed $(dpkg-query -W -f='${Version}' idemorders)"
 
-# --- README's recipe ---------------------------------------------------------------
+# --- docs/sysadmin.md's recipe --------------------------------------------------------
 # The indented lines of "### Upgrades" ("  # comment" dropped), as one
 # script that stops at the first failure; apt-get install answers yes
 # and waits for the dpkg lock.
 awk '/^### Upgrades/ { on = 1; next } on && /^##/ { exit } on && /^    [^ ]/ { print substr($0, 5) }' \
-    "$REPO/README.md" | sed -E 's/[[:space:]]{2,}# .*$//' >"$W/recipe"
+    "$REPO/docs/sysadmin.md" | sed -E 's/[[:space:]]{2,}# .*$//' >"$W/recipe"
 sed -i 's/^apt-get install /apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends /' "$W/recipe"
 grep -q '^git pull' "$W/recipe" && grep -q 'dpkg-buildpackage' "$W/recipe" &&
-    ok "README's \"Upgrades\": $(wc -l <"$W/recipe") commands" ||
-    fail "README's \"Upgrades\"" "no git pull and dpkg-buildpackage: $(tr '\n' ';' <"$W/recipe")"
+    ok "docs/sysadmin.md's \"Upgrades\": $(wc -l <"$W/recipe") commands" ||
+    fail "docs/sysadmin.md's \"Upgrades\"" "no git pull and dpkg-buildpackage: $(tr '\n' ';' <"$W/recipe")"
 # recipe OUT: run it in the clone; its status.
 recipe() {
 	(cd "$CL" && DEB_BUILD_OPTIONS="nocheck parallel=2" DEBIAN_FRONTEND=noninteractive \

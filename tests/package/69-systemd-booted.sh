@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The Debian package under a booted systemd: Debian 12 in a container
 # (systemd-nspawn --boot, a debootstrap tree; the host's network shared,
-# its own PID namespace), as a sysadmin following README.md meets it:
+# its own PID namespace), as a sysadmin following docs/sysadmin.md meets it:
 #  - first the same tree not booted (no systemd, as on a host with
 #    another init): the service the init script started stops on
 #    apt-get remove, and apt-get purge removes the user and the group;
 #  - apt-get install of the package (with mariadb-server, Apache and
-#    cron as README's "Install on Debian" has them) asks dbconfig-common
+#    cron as docs/sysadmin.md's "Install on Debian" has them) asks dbconfig-common
 #    nothing without a terminal and creates the database, its user and
 #    the schema; the socket listens (root:www-data 0660), the timer is
 #    active, the service is not started; apt brings what the shipped
@@ -29,7 +29,7 @@
 #    (no idemorders process is left), keeps the config, the database
 #    and its account; apt-get purge removes the files and the user; what
 #    is left on disk and in MariaDB is listed and compared with what
-#    README.md's "Remove and purge" says stays; a reinstall over the kept
+#    docs/sysadmin.md's "Remove and purge" says stays; a reinstall over the kept
 #    database and account works (its first create answers 201); a purge
 #    answered yes to deleting the database drops it and its account.
 # The tree (debootstrap with those packages, and the package's
@@ -56,7 +56,7 @@ BOOT_CACHE=${IDEMORDERS_NSPAWN_CACHE:-/var/cache/idemorders-nspawn}
 BOOT_MIRROR=${IDEMORDERS_NSPAWN_MIRROR:-http://deb.debian.org/debian}
 BOOT_SUITE=bookworm
 BOOT_MACHINE=idemorders-$BOOT_HASH
-# What README's "Install on Debian" has the administrator install before
+# What docs/sysadmin.md's "Install on Debian" has the administrator install before
 # the package (and what the tree needs to boot).
 BOOT_PACKAGES=(systemd-sysv dbus mariadb-server apache2 apache2-utils cron logrotate)
 NSPAWN_PID='' CT_LEADER='' BOOT_MOUNTED='' LOAD_PIDS=()
@@ -280,7 +280,7 @@ fi
 [[ $(readlink "/proc/$CT_LEADER/ns/pid") != $(readlink /proc/self/ns/pid) ]] &&
     ok "the container has its own PID namespace" || fail "PID namespace" "shared with the host"
 
-# --- install, as README says -------------------------------------------------------
+# --- install, as docs/sysadmin.md says ----------------------------------------------------
 if ct sh -c "cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./$DEBNAME" \
     >"$BOOT_WORK/install.log" 2>&1; then
 	ok "apt-get install ./$DEBNAME (non-interactive)"
@@ -502,10 +502,10 @@ ct getent group idemorders >/dev/null && fail "purge" "the group idemorders is s
     ok "purge removed the group idemorders"
 listing "$T_TMP/purged"
 echo "       left after remove and purge (non-interactive): $(tr '\n' ';' <"$T_TMP/purged")"
-# What README.md's "Remove and purge" says stays after them: its lines
+# What docs/sysadmin.md's "Remove and purge" says stays after them: its lines
 # "    stays: WHAT" (WHAT as the listing names it; * matches anything).
-RMP=$(awk '/^### Remove and purge/ { on = 1; next } on && /^##/ { exit } on' "$REPO/README.md")
-# readme_says AFTER: README's list of what stays after AFTER ("purge" or
+RMP=$(awk '/^### Remove and purge/ { on = 1; next } on && /^##/ { exit } on' "$REPO/docs/sysadmin.md")
+# readme_says AFTER: the guide's list of what stays after AFTER ("purge" or
 # "purge that deletes the database").
 readme_says() {
 	sed -n "s/^    # after $1: \(.*\)/\1/p" <<<"$RMP" | tr ';' '\n' | sed 's/^ *//; s/ *$//; /^$/d; /^nothing$/d'
@@ -515,7 +515,7 @@ compare() {
 	local said extra missing e f m
 	said=$(readme_says "$2")
 	[[ -n $said || $(sed -n "s/^    # after $2: //p" <<<"$RMP") == nothing ]] ||
-	    { fail "README \"Remove and purge\"" "no line '    # after $2: ...'"; return; }
+	    { fail "docs/sysadmin.md \"Remove and purge\"" "no line '    # after $2: ...'"; return; }
 	extra='' missing=''
 	while IFS= read -r f; do
 		m=
@@ -534,8 +534,8 @@ compare() {
 		[[ -n $m ]] || missing+=" [$e]"
 	done <<<"$said"
 	[[ -z $extra && -z $missing ]] &&
-	    ok "after $2, what is left is what README's \"Remove and purge\" says: $(tr '\n' ';' <<<"$said")" ||
-	    fail "after $2: README and the container differ" "left but not in README:${extra:- none}; in README but not left:${missing:- none}"
+	    ok "after $2, what is left is what docs/sysadmin.md's \"Remove and purge\" says: $(tr '\n' ';' <<<"$said")" ||
+	    fail "after $2: docs/sysadmin.md and the container differ" "left but not in the guide:${extra:- none}; in the guide but not left:${missing:- none}"
 }
 compare "$T_TMP/purged" purge
 

@@ -4,6 +4,8 @@
 #    (warnings and worse), installed under $(mandir) and shown by man;
 #  - the units under PREFIX/lib/systemd/system (systemd reads
 #    /usr/local/lib/systemd/system too), with the installed paths;
+#  - README.md in $(docdir) and the guides docs/*.md in $(docdir)/docs,
+#    where its links find them;
 #  - every key the parser knows is documented in idemorders.conf(5);
 #  - the cron line of the retention job does nothing where systemd runs
 #    (/run/systemd/system: the timer runs the job there) and once the
@@ -45,6 +47,14 @@ for f in share/man/man8/idemorders.8 share/man/man5/idemorders.conf.5 \
 	else
 		fail "make install" "no $prefix/$f"
 	fi
+done
+# The front page and the guides, where its links find them.
+docdir=$(sed -n 's/^docdir = //p' "$build/Makefile")
+docdir=${docdir/\$\{datarootdir\}/$prefix/share}
+docdir=${docdir/\$\{PACKAGE_TARNAME\}/idemorders}
+for f in README.md "$REPO"/docs/*.md; do
+	f=${f#"$REPO"/}
+	[[ -f $dest$docdir/$f ]] && ok "installed $docdir/$f" || fail "make install" "no $docdir/$f"
 done
 grep -qx "ExecStart=$sbindir/idemorders serve -c $sysconfdir/idemorders.conf" \
     "$dest$prefix/lib/systemd/system/idemorders.service" &&

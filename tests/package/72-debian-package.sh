@@ -4,7 +4,8 @@
 #    the tree under /var/tmp, a release build (the installed binary has
 #    no fault injection) whose make check runs the unit and the database
 #    tests (against a database of its own; under CI they may not skip);
-#    lintian reports no error;
+#    lintian reports no error; it holds README.md and the guides
+#    (docs/*.md) in /usr/share/doc/idemorders (gzipped when large);
 #  - dpkg -i installs the binary, the config (a conffile, root:idemorders
 #    0640), the idemorders system user, the schema, the units, the
 #    tmpfiles.d entry, /run/idemorders, the man pages and both web server
@@ -79,6 +80,15 @@ else
 	pkg_build || finish
 fi
 pkg_lintian
+# README.md and the guides it links, in /usr/share/doc/idemorders/docs.
+dpkg-deb -c "$PKG_DEB" | awk '{ print $NF }' | sed 's|^\./|/|' >"$T_TMP/contents"
+missing=
+for f in README.md "$REPO"/docs/*.md; do
+	f=${f#"$REPO"/}
+	grep -qxF -e "/usr/share/doc/idemorders/$f" -e "/usr/share/doc/idemorders/$f.gz" "$T_TMP/contents" || missing+=" $f"
+done
+[[ -z $missing ]] && ok "the package holds README.md and docs/*.md in /usr/share/doc/idemorders" ||
+    fail "package docs" "not in /usr/share/doc/idemorders:$missing"
 
 # --- upgrade from the previous package -----------------------------------------
 ORDER1='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000}'

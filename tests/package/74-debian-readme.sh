@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every command that README.md's "Install on Debian" and "After a deploy"
+# Every command that docs/sysadmin.md's "Install on Debian" and "After a deploy"
 # sections show, run as written, in order, as root, against the package
 # built from this tree, on a host like this one (no systemd as PID 1):
 #  - the commands are the indented lines of the two sections (a trailing
@@ -31,7 +31,7 @@
 . "$(dirname -- "$0")/../lib/orders.sh"
 . "$(dirname -- "$0")/../lib/package.sh"
 
-README=$REPO/README.md
+GUIDE=$REPO/docs/sysadmin.md
 SHIM=$PKG_RUN/shim
 QACNF=/root/idemorders-qa.cnf
 APACHE_MODS=$(ls /etc/apache2/mods-enabled 2>/dev/null)
@@ -57,30 +57,30 @@ readme_cleanup() {
 trap readme_cleanup EXIT
 pkg_lock
 
-# --- the commands, as README.md shows them ---------------------------------------
+# --- the commands, as docs/sysadmin.md shows them ------------------------------------
 # section TITLE: the indented lines of the "## TITLE" section.
 section() {
 	awk -v t="## $1" '
 	    index($0, t) == 1 { on = 1; next }
 	    on && /^##+ / { exit }
-	    on && /^    [^ ]/ { print substr($0, 5) }' "$README"
+	    on && /^    [^ ]/ { print substr($0, 5) }' "$GUIDE"
 }
 { section "Install on Debian"; section "After a deploy"; } |
     sed -E 's/[[:space:]]{2,}# .*$//' | grep -Ev '^(HTTP/|Location: |#)' >"$T_TMP/commands"
 n=$(wc -l <"$T_TMP/commands")
-[[ $n -gt 20 ]] && ok "README.md: $n commands in \"Install on Debian\" and \"After a deploy\"" ||
-    { fail "README commands" "only $n found"; finish; }
+[[ $n -gt 20 ]] && ok "docs/sysadmin.md: $n commands in \"Install on Debian\" and \"After a deploy\"" ||
+    { fail "docs/sysadmin.md commands" "only $n found"; finish; }
 # What a command runs is installed by an earlier one: htpasswd comes
 # with apache2-utils (apache2 brings it).
 h=$(grep -n -m1 '^htpasswd ' "$T_TMP/commands" | cut -d: -f1)
 a=$(grep -n -m1 -E '^apt-get install .*\<apache2(-utils)?\>' "$T_TMP/commands" | cut -d: -f1)
 [[ -n $h && -n $a && $a -lt $h ]] &&
-    ok "README: apache2 (htpasswd's apache2-utils) is installed (command $a) before htpasswd runs (command $h)" ||
-    fail "README: htpasswd before its package" "htpasswd is command ${h:-none}, apt-get install apache2 or apache2-utils ${a:-none}"
+    ok "docs/sysadmin.md: apache2 (htpasswd's apache2-utils) is installed (command $a) before htpasswd runs (command $h)" ||
+    fail "docs/sysadmin.md: htpasswd before its package" "htpasswd is command ${h:-none}, apt-get install apache2 or apache2-utils ${a:-none}"
 if grep -n 'sudo\|/usr/local\|/etc/idemorders\.conf' "$T_TMP/commands" >"$T_TMP/bad"; then
-	fail "README commands: paths" "$(tr '\n' ' ' <"$T_TMP/bad")"
+	fail "docs/sysadmin.md commands: paths" "$(tr '\n' ' ' <"$T_TMP/bad")"
 else
-	ok "README commands: no sudo, no /usr/local, no /etc/idemorders.conf"
+	ok "docs/sysadmin.md commands: no sudo, no /usr/local, no /etc/idemorders.conf"
 fi
 
 # --- build; the machine as a Debian host with MariaDB ----------------------------

@@ -79,7 +79,7 @@ stack_vars() {
 	FCGID_CONF=$RUN/idemorders-fcgid.conf
 	CHECK_CONF=$RUN/idemorders-check.conf
 	# The socket's directory belongs to the pool's user, who removes the
-	# socket at stop (README, "Processes and the socket").
+	# socket at stop (docs/sysadmin.md, "Processes and the socket").
 	FCGI_SOCKET_DIR=$RUN/fcgi
 	FCGI_SOCKET=$FCGI_SOCKET_DIR/idemorders.sock
 	SERVE_PIDFILE=$RUN/idemorders.pid
