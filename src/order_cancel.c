@@ -41,7 +41,6 @@
 #include "db.h"
 #include "db_batch.h"
 #include "engine.h"
-#include "events.h"
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
@@ -176,7 +175,6 @@ cancel_work(struct engine *e, struct response *resp)
 	struct db_batch		*b = &e->batch;
 	enum engine_step	 a;
 	time_t			 now = time(NULL);
-	int			 none = -1;
 
 	if (s->key_used)
 		return answer_key_used(e, resp);
@@ -196,24 +194,8 @@ cancel_work(struct engine *e, struct response *resp)
 	    s->view.nitems, now, s->req->key, s->req->in->reason,
 	    s->req->in->reason_len) == -1)
 		return engine_too_big(e, resp);
-	a = engine_split_at(e, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
-	    &none, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	if (events_batch_add(b, e->id, EVENT_ORDER_CANCELLED, s->req->order,
-	    &resp->body) == -1 ||
-	    ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
-	    s->view.id) == -1)
-		return engine_too_big(e, resp);
-	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &none, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	if (db_batch_commit(b) == -1)
-		return engine_too_big(e, resp);
-	a = engine_run_part(e, -1, FP_COUNT, NULL, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	return engine_committed(e);
+	return engine_finish(e, EVENT_ORDER_CANCELLED, s->req->order,
+	    s->view.id, -1, resp);
 }
 
 static const struct engine_op cancel_op = {
