@@ -173,6 +173,16 @@ static const struct audit_check checks[] = {
 	  "SELECT s.sku, CONCAT('restocked=', s.restocked, ' cancelled=', "
 	  "IFNULL(c.qty, 0)) FROM stock s LEFT JOIN " CANCELLED_QTY " c "
 	  "ON c.sku = s.sku WHERE s.restocked <> IFNULL(c.qty, 0)" },
+	{ "item_without_stock",
+	  "items of orders not cancelled whose SKU has no stock row (a "
+	  "cancel of the order is refused: it could not put them back)",
+	  AP_NONE,
+	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
+	  "' sku=', i.sku, ' qty=', i.qty) FROM order_items i "
+	  "JOIN orders o ON o.id = i.order_id "
+	  "LEFT JOIN stock s ON s.sku = i.sku "
+	  "WHERE s.sku IS NULL AND o.status <> 'CANCELLED' "
+	  "AND o.created_at >= FROM_UNIXTIME(@S)" },
 	{ "order_without_items",
 	  "orders with no order_items row",
 	  AP_NONE,

@@ -10,9 +10,11 @@
  *				batch, claim_failed() answers from it), the
  *				INSERT of the PROCESSING row, SAVEPOINT, and
  *				the operation's reads (op->claim_batch)
- *	  op->work()		the operation: judge, write, store the
- *				answer and COMMIT (engine_run_part(),
- *				engine_split_at()), or ENGINE_REJECT
+ *	  op->work()		the operation: judge and write
+ *				(engine_run_part(), engine_split_at()),
+ *				or ENGINE_REJECT; it ends in
+ *	  engine_finish()	the event, the ledger row SUCCEEDED with
+ *				the answer, COMMIT, in the same round trip
  *	  step_reject()		a final rejection: ROLLBACK TO SAVEPOINT,
  *				FAILED_FINAL with the error response, then
  *				step_commit()
@@ -32,10 +34,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <mysqld_error.h>
+
 #include "conf.h"
 #include "db.h"
 #include "db_batch.h"
 #include "engine.h"
+#include "events.h"
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
@@ -354,7 +359,8 @@ engine_fault_at(struct engine *c, enum fault_point pt, const char *name,
 {
 	switch (FAULT(c->req->fault, pt, c->attempt)) {
 	case FAULT_TRANSIENT:
-		db_fail(c->db, DB_TRANSIENT, 1213, "injected deadlock");
+		db_fail(c->db, DB_TRANSIENT, ER_LOCK_DEADLOCK,
+		    "injected deadlock");
 		return engine_failed(c, DB_TRANSIENT, name, resp);
 	case FAULT_DROP:
 		db_rollback(c->db);
@@ -434,8 +440,8 @@ claim_failed(struct engine *c, int rc, int refused, MYSQL_RES *res,
 		db_rollback(c->db);
 		return answer_from_record(c, 1, resp);
 	}
-	if (rc == DB_TRANSIENT && (c->db->last_errno == 1205 ||
-	    c->db->last_errno == 1969)) {
+	if (rc == DB_TRANSIENT && (c->db->last_errno == ER_LOCK_WAIT_TIMEOUT ||
+	    c->db->last_errno == ER_STATEMENT_TIMEOUT)) {
 		/* Waited in vain on an uncommitted owner of the key. */
 		db_rollback(c->db);
 		return retry_in_progress(c, resp);
@@ -610,6 +616,43 @@ engine_split_at(struct engine *c, enum fault_point pt, const char *name,
 	a = engine_run_part(c, *dup_stmt, pt, name, resp);
 	*dup_stmt = -1;
 	return a;
+}
+
+/*
+ * The end of every operation's transaction, after the operation added
+ * its writes to e->batch and wrote the answer into resp: the event of
+ * type for order, the ledger row SUCCEEDED with resp naming resource,
+ * COMMIT, all in the same round trip as those writes, each depending on
+ * the claim row; then the answer is settled.  A fault planned at
+ * after_stock_decrease or before_commit splits the batch there;
+ * dup_stmt is the statement whose duplicate key the operation judges
+ * (op->duplicate), or -1.
+ */
+enum engine_step
+engine_finish(struct engine *c, enum event_type type, unsigned long long order,
+    const char *resource, int dup_stmt, struct response *resp)
+{
+	struct db_batch		*b = &c->batch;
+	enum engine_step	 a;
+
+	a = engine_split_at(c, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
+	    &dup_stmt, resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	if (events_batch_add(b, c->id, type, order, &resp->body) == -1 ||
+	    ledger_batch_finish(b, c->id, LEDGER_SUCCEEDED, resp,
+	    resource) == -1)
+		return engine_too_big(c, resp);
+	a = engine_split_at(c, FP_BEFORE_COMMIT, "before_commit", &dup_stmt,
+	    resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	if (db_batch_commit(b) == -1)
+		return engine_too_big(c, resp);
+	a = engine_run_part(c, dup_stmt, FP_COUNT, NULL, resp);
+	if (a != ENGINE_NEXT)
+		return a;
+	return engine_committed(c);
 }
 
 /*

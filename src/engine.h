@@ -7,13 +7,15 @@
  * unknown-COMMIT path, and the final rejection (ROLLBACK TO SAVEPOINT,
  * FAILED_FINAL with the error response, COMMIT).  An operation supplies
  * the rest in a struct engine_op: its name, the statements it adds to
- * the claim's round trip, and its work after the claim (judge, write,
- * store the answer, COMMIT) with engine_run_part() and friends.
+ * the claim's round trip, and its work after the claim (judge, write),
+ * which ends in engine_finish(): the event, the ledger row with the
+ * answer, COMMIT.
  */
 #ifndef IDEMORDERS_ENGINE_H
 #define IDEMORDERS_ENGINE_H
 
 #include "db_batch.h"
+#include "events.h"
 #include "fault.h"
 #include "ledger.h"
 #include "problem.h"
@@ -127,6 +129,8 @@ enum engine_step engine_run_part(struct engine *, int, enum fault_point,
 	    const char *, struct response *);
 enum engine_step engine_split_at(struct engine *, enum fault_point,
 	    const char *, int *, struct response *);
+enum engine_step engine_finish(struct engine *, enum event_type,
+	    unsigned long long, const char *, int, struct response *);
 enum engine_step engine_committed(struct engine *);
 enum engine_step engine_answer_committed(struct engine *, struct response *);
 void	engine_answer_expired(struct engine *, const char *,

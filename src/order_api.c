@@ -278,16 +278,17 @@ out:
 
 /*
  * POST /orders/{orderId}/cancel: the request checks of a create (key,
- * media type when there is a body, size, JSON, schema), then the order
- * id (not one: 404 ORDER_NOT_FOUND, nothing written), then the
- * transaction.  No check failure writes anything to the database.
+ * media type when there is a body, size, JSON, schema), then the
+ * transaction.  No check failure writes anything to the database.  An
+ * order id that does not parse is no check: the transaction answers it
+ * 404 ORDER_NOT_FOUND and records it, as an unknown order (its
+ * fingerprint covers the id as it was sent).
  */
 static enum handler_result
 handle_cancel(struct db *db, const struct conf *conf, struct request *req,
     const char *arg, struct response *resp)
 {
 	char			 key[IDEM_KEY_MAX + 1];
-	char			 order_id[ORDER_ID_MAX];
 	struct cancel_input	 in;
 	struct cancel_request	 cr;
 	struct problem		 p;
@@ -313,17 +314,13 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 		    "exceeds %zu bytes", conf->max_body_bytes);
 		return HANDLER_ANSWER;
 	}
-	if (order_id_parse(arg, &id) == -1) {
-		response_error(resp, 404, PROBLEM_ORDER_NOT_FOUND, "no order "
-		    "with this id");
-		return HANDLER_ANSWER;
-	}
-	order_id_format(order_id, sizeof(order_id), id);
-	if (cancel_input_parse(&in, order_id, req->body ? req->body : "",
+	if (cancel_input_parse(&in, arg, req->body ? req->body : "",
 	    req->body_len, &p) == -1) {
 		response_problem(resp, &p);
 		return HANDLER_ANSWER;
 	}
+	if (order_id_parse(arg, &id) == -1)
+		id = 0;		/* no order has it: 404, recorded */
 	if (fingerprint(LEDGER_OPERATION_CANCEL_ORDER, req->principal,
 	    in.canonical, in.canonical_len, fp) == -1) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "fingerprint "

@@ -4,22 +4,31 @@
  *
  *	cancel_claim_batch()	added to the claim's round trip, after the
  *				SAVEPOINT: the order row of the principal,
- *				locked (SELECT ... FOR UPDATE), then its items
- *				and their stock rows, locked in SKU order
- *	cancel_work()		rules_cancel_judge() on the locked rows
- *				(rules.c): not the principal's order or none,
- *				already cancelled, past cancel_window are
- *				final rejections, recorded by the engine;
- *				then round trip 2: each item's quantity put
- *				back (guarded: every stock row changed), the
- *				order CANCELLED (guarded: it was CREATED), the
+ *				locked (SELECT ... FOR UPDATE), its items
+ *				and whether each has a stock row (no stock
+ *				row is locked), and the order the key
+ *				already cancelled, if any
+ *	cancel_work()		a key that already cancelled an order (its
+ *				ledger row purged): 410 naming it, nothing
+ *				kept; rules_cancel_judge() on the order row
+ *				alone (rules.c): not the principal's order
+ *				or none, already cancelled, past
+ *				cancel_window are final rejections,
+ *				recorded by the engine; an item without its
+ *				stock row: 500, nothing kept; then round
+ *				trip 2: each item's quantity put back by SKU
+ *				in SKU order (guarded: every stock row
+ *				changed), the order CANCELLED with its
+ *				cancel key (guarded: it was CREATED), the
  *				ledger row SUCCEEDED with the exact 200
  *				answer, COMMIT
  *
  * The same key again replays the first answer; only the unique key of the
  * ledger decides which request cancels, and the order row's lock orders
  * two cancels of one order under different keys: the second sees
- * CANCELLED.  A cancel never touches a payment.
+ * CANCELLED.  The order's unique (principal, cancel key) keeps a key to
+ * one cancelled order after its ledger row is purged.  A cancel never
+ * touches a payment.
  */
 #include "config.h"
 
@@ -32,9 +41,9 @@
 #include "db.h"
 #include "db_batch.h"
 #include "engine.h"
-#include "events.h"
 #include "fault.h"
 #include "ledger.h"
+#include "log.h"
 #include "order_cancel.h"
 #include "order_input.h"
 #include "order_view.h"
@@ -49,17 +58,26 @@ struct cancel_state {
 	long long			 created;	/* epoch seconds */
 	struct order_view		 view;
 	char				 note[ORDER_NOTE_MAX * 4 + 1];
+	char				 missing[ORDER_SKU_MAX + 1];
+	int				 key_used;	/* the key cancelled
+							   key_order */
+	unsigned long long		 key_order;
+	long long			 key_age;	/* seconds, or -1 */
 };
 
 #define CANCEL(e)	((struct cancel_state *)(e)->state)
 
-/* The claim's round trip locks the order, then its stock rows. */
+/*
+ * The claim's round trip locks the order row and reads its items and
+ * the order the key already cancelled.
+ */
 static int
 cancel_claim_batch(struct engine *e, struct db_batch *b)
 {
 	struct cancel_state	*s = CANCEL(e);
 
-	return store_batch_cancel_lock(b, s->req->order, s->req->principal);
+	return store_batch_cancel_read(b, s->req->order, s->req->principal,
+	    s->req->key);
 }
 
 static void
@@ -68,8 +86,60 @@ cancel_claimed(struct engine *e, struct db_batch *b, int first)
 	struct cancel_state	*s = CANCEL(e);
 
 	s->found = store_read_cancel(b->res[first], b->res[first + 1],
-	    s->req->order, &s->view, s->note, sizeof(s->note), &s->created);
+	    s->req->order, &s->view, s->note, sizeof(s->note), &s->created,
+	    s->missing);
+	s->key_used = store_read_cancel_key(b->res[first + 2], &s->key_order,
+	    &s->key_age);
 	e->locked = 1;
+}
+
+/*
+ * The key already cancelled an order, yet the claim succeeded: its
+ * ledger row was purged.  Roll everything back and answer 410 naming
+ * that order, leaving no ledger row.  A cancel younger than
+ * key_retention cannot have lost its ledger row that way: logged as an
+ * error (the audit's cancelled_without_ledger).
+ */
+static enum engine_step
+answer_key_used(struct engine *e, struct response *resp)
+{
+	struct cancel_state	*s = CANCEL(e);
+	char			 order_id[ORDER_ID_MAX];
+
+	db_rollback(e->db);
+	order_id_format(order_id, sizeof(order_id), s->key_order);
+	if (s->key_age < e->conf->key_retention_ms / 1000)
+		log_errorx("cancel key %s of principal %s: order %s (cancelled "
+		    "%lld s ago, within key_retention) has no ledger row: "
+		    "answered 410; a cancel was committed without its ledger "
+		    "row", s->req->key, s->req->principal, order_id,
+		    s->key_age);
+	engine_answer_expired(e, order_id, resp);
+	e->settled = 1;
+	return ENGINE_DONE;
+}
+
+/*
+ * An item of the order has no stock row, so it cannot be put back: never
+ * a partial cancel.  Roll everything back (no ledger row: the same key
+ * may cancel once the row is restored) and answer 500.
+ */
+static enum engine_step
+refuse_missing_stock(struct engine *e, struct response *resp)
+{
+	struct cancel_state	*s = CANCEL(e);
+
+	db_rollback(e->db);
+	log_errorx("key %s of principal %s: order %s: SKU %s has no stock "
+	    "row: the cancel is refused (see idemorders audit, "
+	    "item_without_stock)", s->req->key, s->req->principal,
+	    s->view.id, s->missing);
+	response_error(resp, 500, PROBLEM_STOCK_ROW_MISSING, "SKU \"%s\" of "
+	    "order %s has no stock row, so its quantity cannot be put back; "
+	    "nothing was changed; the same key cancels the order once the "
+	    "stock row is restored", s->missing, s->view.id);
+	resp->outcome = OUTCOME_INTERNAL_ERROR;
+	return ENGINE_DONE;
 }
 
 /* Build the 200 answer that will also be stored and replayed. */
@@ -93,9 +163,10 @@ answer_cancelled(struct cancel_state *s, time_t cancelled,
 }
 
 /*
- * Judge on the locked rows; then in one round trip: the restock, the
- * order CANCELLED, the ledger row SUCCEEDED with the answer, COMMIT.  A
- * fault planned at a point inside it splits the batch there.
+ * Judge on the locked order row; then in one round trip: the restock
+ * (which locks the stock rows, in SKU order), the order CANCELLED, the
+ * ledger row SUCCEEDED with the answer, COMMIT.  A fault planned at a
+ * point inside it splits the batch there.
  */
 static enum engine_step
 cancel_work(struct engine *e, struct response *resp)
@@ -104,39 +175,27 @@ cancel_work(struct engine *e, struct response *resp)
 	struct db_batch		*b = &e->batch;
 	enum engine_step	 a;
 	time_t			 now = time(NULL);
-	int			 none = -1;
 
+	if (s->key_used)
+		return answer_key_used(e, resp);
 	if (rules_cancel_judge(s->found, s->view.status,
 	    (long long)now - s->created, e->conf->cancel_window_ms,
 	    &e->reject) == -1)
 		return ENGINE_REJECT;
+	if (s->missing[0] != '\0')
+		return refuse_missing_stock(e, resp);
 	a = engine_fault_at(e, FP_AFTER_JUDGE, "after_judge", resp);
 	if (a != ENGINE_NEXT)
 		return a;
 	if (answer_cancelled(s, now, resp) == -1)
 		return engine_too_big(e, resp);
 	db_batch_reset(b);
-	if (store_batch_cancel(b, e->id, s->req->order, s->view.nitems, now,
-	    s->req->key, s->req->in->reason, s->req->in->reason_len) == -1)
+	if (store_batch_cancel(b, e->id, s->req->order, s->view.items,
+	    s->view.nitems, now, s->req->key, s->req->in->reason,
+	    s->req->in->reason_len) == -1)
 		return engine_too_big(e, resp);
-	a = engine_split_at(e, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
-	    &none, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	if (events_batch_add(b, e->id, EVENT_ORDER_CANCELLED, s->req->order,
-	    &resp->body) == -1 ||
-	    ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
-	    s->view.id) == -1)
-		return engine_too_big(e, resp);
-	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &none, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	if (db_batch_commit(b) == -1)
-		return engine_too_big(e, resp);
-	a = engine_run_part(e, -1, FP_COUNT, NULL, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	return engine_committed(e);
+	return engine_finish(e, EVENT_ORDER_CANCELLED, s->req->order,
+	    s->view.id, -1, resp);
 }
 
 static const struct engine_op cancel_op = {

@@ -12,7 +12,8 @@ struct cancel_input;
 struct cancel_request {
 	const char		*principal;
 	const char		*key;
-	unsigned long long	 order;		/* the order's row id */
+	unsigned long long	 order;		/* the order's row id; 0:
+						   the id did not parse */
 	const struct cancel_input *in;
 	const char		*fingerprint;
 	const struct fault_plan	*fault;		/* NULL: no faults */

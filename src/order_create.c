@@ -29,7 +29,6 @@
 #include "db.h"
 #include "db_batch.h"
 #include "engine.h"
-#include "events.h"
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
@@ -225,25 +224,8 @@ step_finish(struct engine *e, struct response *resp)
 		return a;
 	if (store_batch_lines(b, e->id, req->in, s->rows) == -1)
 		return engine_too_big(e, resp);
-	a = engine_split_at(e, FP_AFTER_STOCK_DECREASE, "after_stock_decrease",
-	    &order_stmt, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	if (events_batch_add(b, e->id, EVENT_ORDER_CREATED, e->id,
-	    &resp->body) == -1 ||
-	    ledger_batch_finish(b, e->id, LEDGER_SUCCEEDED, resp,
-	    order_id) == -1)
-		return engine_too_big(e, resp);
-	a = engine_split_at(e, FP_BEFORE_COMMIT, "before_commit", &order_stmt,
-	    resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	if (db_batch_commit(b) == -1)
-		return engine_too_big(e, resp);
-	a = engine_run_part(e, order_stmt, FP_COUNT, NULL, resp);
-	if (a != ENGINE_NEXT)
-		return a;
-	return engine_committed(e);
+	return engine_finish(e, EVENT_ORDER_CREATED, e->id, order_id,
+	    order_stmt, resp);
 }
 
 /* After the claim: judge, then write (or lock and judge again). */

@@ -66,6 +66,8 @@ static const struct problem_type problem_types[PROBLEM_COUNT] = {
 	    "Order already cancelled", NO },
 	[PROBLEM_ORDER_NOT_CANCELLABLE] = { "ORDER_NOT_CANCELLABLE",
 	    "Order can no longer be cancelled", NO },
+	[PROBLEM_STOCK_ROW_MISSING] = { "STOCK_ROW_MISSING",
+	    "An item's stock row is missing", YES },
 	[PROBLEM_RETRY_LIMIT_REACHED] = { "RETRY_LIMIT_REACHED",
 	    "Retry limit reached", YES },
 	[PROBLEM_RETRY_DEADLINE_EXCEEDED] = { "RETRY_DEADLINE_EXCEEDED",

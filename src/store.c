@@ -346,13 +346,16 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 }
 
 /*
- * A cancel's reads, locked: the order row of principal (SELECT ... FOR
- * UPDATE), then its items with their stock rows, in SKU order (the
- * items' primary key), locking both.  Two statements.
+ * A cancel's reads, after its claim: the order row of principal, locked
+ * (SELECT ... FOR UPDATE: it orders two cancels of one order), its items
+ * in SKU order with whether each SKU has a stock row, and the order the
+ * cancel key key already cancelled, if any.  No stock row is locked
+ * here: the order row alone decides, and only the restock locks stock
+ * (store_batch_cancel()).  Three statements.
  */
 int
-store_batch_cancel_lock(struct db_batch *b, unsigned long long id,
-    const char *principal)
+store_batch_cancel_read(struct db_batch *b, unsigned long long id,
+    const char *principal, const char *key)
 {
 	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT status, currency, amount, "
 	    "shipping, note, "
@@ -362,30 +365,38 @@ store_batch_cancel_lock(struct db_batch *b, unsigned long long id,
 	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
 	    buf_adds(&b->sql, " FOR UPDATE") != BUF_OK)
 		return -1;
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT STRAIGHT_JOIN i.sku, "
-	    "i.qty, i.unit_price FROM orders o JOIN order_items i ON "
-	    "i.order_id = o.id JOIN stock s ON s.sku = i.sku WHERE o.id = "
-	    "%llu AND o.principal_id = ", id) == -1 ||
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT i.sku, i.qty, "
+	    "i.unit_price, s.sku IS NOT NULL FROM order_items i "
+	    "LEFT JOIN stock s ON s.sku = i.sku WHERE i.order_id = %llu "
+	    "ORDER BY i.sku", id) == -1)
+		return -1;
+	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT id, TIMESTAMPDIFF(SECOND, "
+	    "cancelled_at, UTC_TIMESTAMP(6)) FROM orders WHERE "
+	    "principal_id = ") == -1 ||
 	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
-	    buf_adds(&b->sql, " ORDER BY i.sku FOR UPDATE") != BUF_OK)
+	    buf_adds(&b->sql, " AND cancel_key = ") != BUF_OK ||
+	    db_batch_hex(b, key, strlen(key)) == -1)
 		return -1;
 	return 0;
 }
 
 /*
- * Fill v (note copied into notebuf of notesz bytes), *status and
- * *created from the results of store_batch_cancel_lock(): 1, or 0 when
- * the principal has no such order.
+ * Fill v (note copied into notebuf of notesz bytes) and *created from the
+ * first two results of store_batch_cancel_read(), and missing (of
+ * ORDER_SKU_MAX + 1 bytes) with the first item's SKU that has no stock
+ * row, or "": 1, or 0 when the principal has no such order.
  */
 int
 store_read_cancel(MYSQL_RES *order, MYSQL_RES *items, unsigned long long id,
-    struct order_view *v, char *notebuf, size_t notesz, long long *created)
+    struct order_view *v, char *notebuf, size_t notesz, long long *created,
+    char *missing)
 {
 	struct order_view_item	*it;
 	MYSQL_ROW		 row;
 	unsigned long		*len;
 
 	memset(v, 0, sizeof(*v));
+	missing[0] = '\0';
 	row = mysql_fetch_row(order);
 	if (row == NULL)
 		return 0;
@@ -408,35 +419,100 @@ store_read_cancel(MYSQL_RES *order, MYSQL_RES *items, unsigned long long id,
 	while ((row = mysql_fetch_row(items)) != NULL) {
 		len = mysql_fetch_lengths(items);
 		if (row[0] == NULL || row[1] == NULL || row[2] == NULL ||
-		    len[0] > ORDER_SKU_MAX || v->nitems == ORDER_ITEMS_MAX)
+		    row[3] == NULL || len[0] > ORDER_SKU_MAX ||
+		    v->nitems == ORDER_ITEMS_MAX)
 			continue;
 		it = &v->items[v->nitems++];
 		memcpy(it->sku, row[0], len[0]);
 		it->sku[len[0]] = '\0';
 		it->qty = atoi(row[1]);
 		it->unit_price = strtoll(row[2], NULL, 10);
+		if (strcmp(row[3], "1") != 0 && missing[0] == '\0')
+			memcpy(missing, it->sku, len[0] + 1);
 	}
 	return 1;
 }
 
 /*
- * A cancel's writes: put each item's quantity back (and count it as
- * restocked), guarded to stop the batch unless every one of the nitems
- * stock rows changed; mark the order CANCELLED by key, guarded to stop
- * it unless the order was still CREATED.  Both change rows only while
- * the cancel's ledger claim claim exists (db_batch_own_join()).
+ * From the third result of store_batch_cancel_read(): 1 with *id, the
+ * order the cancel key already cancelled, and *age, the seconds since
+ * (by the database's clock; -1 when unknown), or 0.
+ */
+int
+store_read_cancel_key(MYSQL_RES *res, unsigned long long *id, long long *age)
+{
+	MYSQL_ROW	 row;
+
+	row = mysql_fetch_row(res);
+	if (row == NULL || row[0] == NULL)
+		return 0;
+	*id = strtoull(row[0], NULL, 10);
+	*age = row[1] != NULL ? strtoll(row[1], NULL, 10) : -1;
+	return 1;
+}
+
+/* Append " CASE s.sku WHEN X'sku' THEN qty ... END" for items. */
+static int
+batch_qty_case(struct db_batch *b, const struct order_view_item *items,
+    size_t n)
+{
+	size_t	 i;
+
+	if (buf_adds(&b->sql, " CASE s.sku") != BUF_OK)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
+		    db_batch_hex(b, items[i].sku, strlen(items[i].sku)) == -1 ||
+		    buf_printf(&b->sql, " THEN %d", items[i].qty) != BUF_OK)
+			return -1;
+	return buf_adds(&b->sql, " END") == BUF_OK ? 0 : -1;
+}
+
+/*
+ * A cancel's writes: put each of the n items' quantity back (and count
+ * it as restocked), naming the SKUs (in SKU order, as the create's
+ * decrease does: the rows are locked in the primary key's order), with
+ * a guard that stops the batch unless every one of the n stock rows
+ * changed; then mark the order CANCELLED with its cancel key, guarded
+ * to stop it unless the order was still CREATED.  Both change rows only
+ * while the cancel's ledger claim claim exists (db_batch_own_join()).
  */
 int
 store_batch_cancel(struct db_batch *b, unsigned long long claim,
-    unsigned long long id, size_t nitems, time_t cancelled, const char *key,
-    const char *reason, size_t reason_len)
+    unsigned long long id, const struct order_view_item *items, size_t n,
+    time_t cancelled, const char *key, const char *reason, size_t reason_len)
 {
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s JOIN order_items i "
-	    "ON i.sku = s.sku") == -1 || db_batch_own_join(b, claim) == -1 ||
-	    buf_printf(&b->sql, " SET s.available = s.available + i.qty, "
-	    "s.restocked = s.restocked + i.qty WHERE i.order_id = %llu",
-	    id) != BUF_OK || db_batch_guard(b, (long long)nitems) == -1)
-		return -1;
+	size_t	 i;
+
+	if (n > 0) {
+		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s") == -1 ||
+		    db_batch_own_join(b, claim) == -1)
+			return -1;
+		if (n == 1) {
+			if (buf_printf(&b->sql, " SET s.available = "
+			    "s.available + %d, s.restocked = s.restocked + %d "
+			    "WHERE s.sku = ", items[0].qty, items[0].qty) !=
+			    BUF_OK || db_batch_hex(b, items[0].sku,
+			    strlen(items[0].sku)) == -1)
+				return -1;
+		} else {
+			if (buf_adds(&b->sql, " SET s.available = s.available "
+			    "+") != BUF_OK || batch_qty_case(b, items, n) == -1 ||
+			    buf_adds(&b->sql, ", s.restocked = s.restocked +") !=
+			    BUF_OK || batch_qty_case(b, items, n) == -1 ||
+			    buf_adds(&b->sql, " WHERE s.sku IN ") != BUF_OK)
+				return -1;
+			for (i = 0; i < n; i++)
+				if (buf_adds(&b->sql, i > 0 ? ", " : "(") !=
+				    BUF_OK || db_batch_hex(b, items[i].sku,
+				    strlen(items[i].sku)) == -1)
+					return -1;
+			if (buf_addc(&b->sql, ')') != BUF_OK)
+				return -1;
+		}
+		if (db_batch_guard(b, (long long)n) == -1)
+			return -1;
+	}
 	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE orders o") == -1 ||
 	    db_batch_own_join(b, claim) == -1 ||
 	    buf_printf(&b->sql, " SET o.status = 'CANCELLED', o.cancelled_at = "

@@ -38,13 +38,14 @@ int	store_touch_stock(struct db *, const struct order_input *,
 	    const struct stock_row *);
 int	store_get_order(struct db *, const char *, unsigned long long,
 	    struct order_view *, char *, size_t);
-int	store_batch_cancel_lock(struct db_batch *, unsigned long long,
-	    const char *);
+int	store_batch_cancel_read(struct db_batch *, unsigned long long,
+	    const char *, const char *);
 int	store_read_cancel(MYSQL_RES *, MYSQL_RES *, unsigned long long,
-	    struct order_view *, char *, size_t, long long *);
+	    struct order_view *, char *, size_t, long long *, char *);
+int	store_read_cancel_key(MYSQL_RES *, unsigned long long *, long long *);
 int	store_batch_cancel(struct db_batch *, unsigned long long,
-	    unsigned long long, size_t, time_t, const char *, const char *,
-	    size_t);
+	    unsigned long long, const struct order_view_item *, size_t, time_t,
+	    const char *, const char *, size_t);
 int	store_order_by_key(struct db *, const char *, const char *,
 	    unsigned long long *, long long *);
 

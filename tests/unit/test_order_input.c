@@ -769,6 +769,94 @@ test_detail_utf8(void)
 }
 
 /* The order_input suite. */
+/*
+ * Parse a cancel body for order id into in (which the caller clears);
+ * the return value of cancel_input_parse().
+ */
+static int
+cancel_parse(struct cancel_input *in, const char *id, const char *body,
+    size_t len, struct problem *p)
+{
+	memset(in, 0, sizeof(*in));
+	memset(p, 0, sizeof(*p));
+	return cancel_input_parse(in, id, body, len, p);
+}
+
+/* Expect a cancel body refused with status and code, nothing kept. */
+static void
+expect_cancel_bad(int line, const char *body, size_t len, int st,
+    const char *code, const char *part)
+{
+	struct cancel_input	 in;
+	struct problem		 p;
+
+	CHECK_AT(line, cancel_parse(&in, "o-7", body, len, &p) == -1);
+	CHECK_AT(line, p.status == st);
+	CHECK_AT(line, strcmp(problem_code_name(p.code), code) == 0);
+	CHECK_AT(line, part == NULL || strstr(p.detail, part) != NULL);
+	CHECK_AT(line, in.reason == NULL && in.canonical == NULL);
+}
+#define CANCEL_BAD(body, st, code, part)				\
+	expect_cancel_bad(__LINE__, S(body), (st), (code), (part))
+
+/*
+ * A cancel's body: none and {} are the same request, a reason of at
+ * most 500 bytes, nothing else; the canonical form names the order id
+ * as it was sent, so that another id is another request.
+ */
+static void
+test_cancel_body(void)
+{
+	struct cancel_input	 in;
+	struct problem		 p;
+	char			 big[600];
+
+	CU_ASSERT_EQUAL(cancel_parse(&in, "o-7", "", 0, &p), 0);
+	CU_ASSERT_STRING_EQUAL(in.canonical,
+	    "{\"orderId\":\"o-7\",\"reason\":\"\"}");
+	CU_ASSERT_EQUAL(in.reason_len, 0);
+	cancel_input_clear(&in);
+	CU_ASSERT_EQUAL(cancel_parse(&in, "o-7", S(" { } "), &p), 0);
+	CU_ASSERT_STRING_EQUAL(in.canonical,
+	    "{\"orderId\":\"o-7\",\"reason\":\"\"}");
+	cancel_input_clear(&in);
+	CU_ASSERT_EQUAL(cancel_parse(&in, "o-7",
+	    S("{\"reason\":\"caf\\u00e9 \\\"x\\\"\"}"), &p), 0);
+	CU_ASSERT_STRING_EQUAL(in.reason, "caf\xc3\xa9 \"x\"");
+	CU_ASSERT_EQUAL(in.reason_len, 9);
+	CU_ASSERT_STRING_EQUAL(in.canonical, "{\"orderId\":\"o-7\","
+	    "\"reason\":\"caf\xc3\xa9 \\\"x\\\"\"}");
+	cancel_input_clear(&in);
+	/* An id that is not one is kept as sent, escaped. */
+	CU_ASSERT_EQUAL(cancel_parse(&in, "x\"1", "", 0, &p), 0);
+	CU_ASSERT_STRING_EQUAL(in.canonical,
+	    "{\"orderId\":\"x\\\"1\",\"reason\":\"\"}");
+	cancel_input_clear(&in);
+	/* 500 bytes pass, 501 do not. */
+	memset(big, 'y', sizeof(big));
+	memcpy(big, "{\"reason\":\"", 11);
+	memcpy(big + 11 + 500, "\"}", 2);
+	CU_ASSERT_EQUAL(cancel_parse(&in, "o-7", big, 11 + 500 + 2, &p), 0);
+	CU_ASSERT_EQUAL(in.reason_len, 500);
+	cancel_input_clear(&in);
+	memset(big, 'y', sizeof(big));
+	memcpy(big, "{\"reason\":\"", 11);
+	memcpy(big + 11 + 501, "\"}", 2);
+	CU_ASSERT_EQUAL(cancel_parse(&in, "o-7", big, 11 + 501 + 2, &p), -1);
+	CU_ASSERT_EQUAL(p.code, PROBLEM_VALIDATION_FAILED);
+	CU_ASSERT_PTR_NOT_NULL(strstr(p.detail, "at most 500 bytes"));
+	CU_ASSERT_PTR_NULL(in.reason);
+	CANCEL_BAD("reason=x", 400, "MALFORMED_JSON", NULL);
+	CANCEL_BAD("[\"reason\"]", 400, "MALFORMED_JSON", NULL);
+	CANCEL_BAD("{} x", 400, "MALFORMED_JSON", NULL);
+	CANCEL_BAD("{\"reason\":5}", 400, "VALIDATION_FAILED", "reason");
+	CANCEL_BAD("{\"reason\":null}", 400, "VALIDATION_FAILED", "reason");
+	CANCEL_BAD("{\"why\":\"x\"}", 400, "VALIDATION_FAILED", "why");
+	CANCEL_BAD("{\"reason\":\"a\",\"reason\":\"b\"}", 400,
+	    "VALIDATION_FAILED", "more than once");
+	CANCEL_BAD("{\"reason\":\"\xff\"}", 400, "MALFORMED_JSON", NULL);
+}
+
 static const struct unit_test tests[] = {
 	{ "parse minimal", test_parse_minimal },
 	{ "canonical exact", test_canonical_exact },
@@ -790,6 +878,7 @@ static const struct unit_test tests[] = {
 	{ "depth", test_depth },
 	{ "clear", test_clear },
 	{ "detail utf-8", test_detail_utf8 },
+	{ "cancel body", test_cancel_body },
 	{ NULL, NULL },
 };
 

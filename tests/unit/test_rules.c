@@ -198,6 +198,55 @@ test_backoff_bounds(void)
 	conf_clear(&c);
 }
 
+/* Expect rules_cancel_judge() to refuse with status and code. */
+static void
+expect_cancel_reject(int found, const char *status, long long age_s,
+    long long window_ms, int st, enum problem_code code, const char *part)
+{
+	struct problem	 p;
+
+	memset(&p, 0, sizeof(p));
+	CU_ASSERT_EQUAL(rules_cancel_judge(found, status, age_s, window_ms,
+	    &p), -1);
+	CU_ASSERT_EQUAL(p.status, st);
+	CU_ASSERT_EQUAL(p.code, code);
+	CU_ASSERT_PTR_NOT_NULL(strstr(p.detail, part));
+}
+
+/*
+ * A cancel is judged on the order row alone, in this order: not found,
+ * already cancelled, another status, past the window (0: no window).
+ */
+static void
+test_cancel_judge(void)
+{
+	struct problem	 p;
+
+	memset(&p, 0, sizeof(p));
+	CU_ASSERT_EQUAL(rules_cancel_judge(1, "CREATED", 10, 3600 * 1000, &p),
+	    0);
+	CU_ASSERT_EQUAL(rules_cancel_judge(1, "CREATED", 3600, 3600 * 1000,
+	    &p), 0);
+	CU_ASSERT_EQUAL(rules_cancel_judge(1, "CREATED", 1LL << 40, 0, &p), 0);
+	expect_cancel_reject(0, "", 0, 0, 404, PROBLEM_ORDER_NOT_FOUND,
+	    "no order");
+	/* Not found comes first, whatever else the row would say. */
+	expect_cancel_reject(0, "CANCELLED", 1LL << 40, 1000, 404,
+	    PROBLEM_ORDER_NOT_FOUND, "no order");
+	expect_cancel_reject(1, "CANCELLED", 10, 0, 409,
+	    PROBLEM_ORDER_ALREADY_CANCELLED, "already cancelled");
+	/* Already cancelled before the window. */
+	expect_cancel_reject(1, "CANCELLED", 1LL << 40, 1000, 409,
+	    PROBLEM_ORDER_ALREADY_CANCELLED, "already cancelled");
+	expect_cancel_reject(1, "PACKED", 10, 0, 409,
+	    PROBLEM_ORDER_NOT_CANCELLABLE, "status PACKED");
+	expect_cancel_reject(1, "CREATED", 3601, 3600 * 1000, 409,
+	    PROBLEM_ORDER_NOT_CANCELLABLE, "within 3600 s");
+	/* The status compares exactly. */
+	expect_cancel_reject(1, "created", 10, 0, 409,
+	    PROBLEM_ORDER_NOT_CANCELLABLE, "status created");
+}
+
 /* The rules suite. */
 static const struct unit_test tests[] = {
 	{ "judge ok", test_judge_ok },
@@ -206,6 +255,7 @@ static const struct unit_test tests[] = {
 	{ "judge overflow", test_judge_overflow },
 	{ "backoff growth", test_backoff_growth },
 	{ "backoff bounds", test_backoff_bounds },
+	{ "cancel judge", test_cancel_judge },
 	{ NULL, NULL },
 };
 
