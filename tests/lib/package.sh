@@ -199,7 +199,7 @@ pkg_use_test_db() {
 	    { fail "package database" "cannot create $PKG_DB"; return 1; }
 	install -m 0640 -o root -g idemorders /dev/null /etc/idemorders/db-password
 	echo idemorders-dev >/etc/idemorders/db-password
-	pkg_set_key db_socket "$RUNDIR/mysqld.sock"
+	pkg_set_key db_socket "$RUNDIR/db/mysqld.sock"
 	pkg_set_key db_name "$PKG_DB"
 	pkg_set_key db_user idemorders
 	pkg_set_key db_password_file /etc/idemorders/db-password
