@@ -347,10 +347,10 @@ check_tcp_exposure(const struct conf *conf, int fd, const char *how)
  * device and inode, asked of the socket: unix_diag_file()).  A relative
  * path is relative to the directory of whoever bound the socket, which
  * need not be ours (lighttpd's bin-path spawns from another).  Returns
- * NULL with *mode set, or why the file cannot be judged.
+ * NULL with *mode and *gid set, or why the file cannot be judged.
  */
 static const char *
-socket_file_mode(int fd, const char *path, mode_t *mode)
+socket_file_mode(int fd, const char *path, mode_t *mode, gid_t *gid)
 {
 	struct stat	 st;
 	dev_t		 dev;
@@ -378,14 +378,47 @@ socket_file_mode(int fd, const char *path, mode_t *mode)
 		    "the file at that path is not the socket's own (it was "
 		    "replaced)";
 	*mode = st.st_mode;
+	*gid = st.st_gid;
 	return NULL;
 }
 
 /*
+ * Whether members of group gid may be trusted with an inherited socket
+ * without a secret: root's group, or the socket_group the configuration
+ * names (the web server's).
+ */
+static int
+trusted_group(const struct conf *conf, gid_t gid)
+{
+	struct group	*gr;
+
+	if (gid == 0)
+		return 1;
+	if (conf->socket_group == NULL)
+		return 0;
+	gr = getgrnam(conf->socket_group);
+	return gr != NULL && gr->gr_gid == gid;
+}
+
+/* The name of group gid for the log, or its number in buf. */
+static const char *
+group_name(gid_t gid, char *buf, size_t bufsz)
+{
+	struct group	*gr;
+
+	if ((gr = getgrgid(gid)) != NULL)
+		return gr->gr_name;
+	snprintf(buf, bufsz, "%lu", (unsigned long)gid);
+	return buf;
+}
+
+/*
  * Refuse an inherited unix socket that every local user can connect to
- * (an abstract one, or a file with write permission for others), or
- * whose own file cannot be found to say who may connect, unless
- * frontend_secret_file is set: whoever connects chooses the principal.
+ * (an abstract one, or a file with write permission for others), one
+ * that every member of a group other than root's or socket_group can
+ * connect to (write permission for such a group), or one whose own file
+ * cannot be found to say who may connect, unless frontend_secret_file
+ * is set: whoever connects chooses the principal.
  * how names where the socket came from, for the log.  Only a check: it
  * reads the mode of the socket's file.  Returns 1 when the socket is
  * served on the strength of the secret.
@@ -396,9 +429,10 @@ check_unix_exposure(const struct conf *conf, int fd, const char *how)
 	struct sockaddr_un	 sun;
 	socklen_t		 len = sizeof(sun);
 	mode_t			 mode;
+	gid_t			 gid;
 	size_t			 n;
-	const char		*why;
-	char			 path[sizeof(sun.sun_path) + 1];
+	const char		*why, *gname;
+	char			 path[sizeof(sun.sun_path) + 1], gbuf[32];
 
 	memset(&sun, 0, sizeof(sun));
 	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1)
@@ -425,7 +459,7 @@ check_unix_exposure(const struct conf *conf, int fd, const char *how)
 	}
 	memcpy(path, sun.sun_path, n);
 	path[n] = '\0';
-	why = socket_file_mode(fd, path, &mode);
+	why = socket_file_mode(fd, path, &mode, &gid);
 	if (why != NULL) {
 		if (conf->frontend_secret == NULL)
 			fatalx("%s is bound to %s, and %s: serve cannot tell "
@@ -438,8 +472,23 @@ check_unix_exposure(const struct conf *conf, int fd, const char *how)
 		    "out whoever does not send it", how, path, why);
 		return 1;
 	}
-	if ((mode & S_IWOTH) == 0)
-		return 0;
+	if ((mode & S_IWOTH) == 0) {
+		if ((mode & S_IWGRP) == 0 || trusted_group(conf, gid))
+			return 0;
+		gname = group_name(gid, gbuf, sizeof(gbuf));
+		if (conf->frontend_secret == NULL)
+			fatalx("%s is %s with mode %04o and group %s: every "
+			    "member of %s can connect to it, and whoever "
+			    "connects chooses the principal; give it the web "
+			    "server's group and name that group in "
+			    "socket_group, or set frontend_secret_file", how,
+			    path, (unsigned int)(mode & 07777), gname, gname);
+		log_info("%s is %s with mode %04o and group %s: every member "
+		    "of %s can connect to it; the frontend secret keeps out "
+		    "whoever does not send it", how, path,
+		    (unsigned int)(mode & 07777), gname, gname);
+		return 1;
+	}
 	if (conf->frontend_secret == NULL)
 		fatalx("%s is %s with mode %04o: every local user can connect "
 		    "to it, and whoever connects chooses the principal; give "

@@ -18,7 +18,7 @@ conf_with() {
 	shift
 	{
 		grep -vE '^[[:space:]]*(db_password|db_password_file|db_socket|db_host|db_port)[[:space:]]*=' "$IDEMORDERS_CONF"
-		echo "db_socket = $RUNDIR/mysqld.sock"
+		echo "db_socket = $RUNDIR/db/mysqld.sock"
 		for kv in "$@"; do
 			echo "${kv%%=*} = ${kv#*=}"
 		done

@@ -150,7 +150,7 @@ n=$(find "$ATTACK/seen" -type f | wc -l)
 # principals.  Each as user nobody.
 my_cnf=$REPO/var/$IDEMORDERS_STACK/my.cnf
 db_port=$(sed -n 's/^port = //p' "$my_cnf" | head -n 1)
-for how in "-S $RUNDIR/mysqld.sock" "-h 127.0.0.1 -P $db_port" "-h ::1 -P $db_port"; do
+for how in "-S $RUNDIR/db/mysqld.sock" "-h 127.0.0.1 -P $db_port" "-h ::1 -P $db_port"; do
 	# shellcheck disable=SC2086
 	if out=$(timeout 10 runuser -u nobody -- mariadb --no-defaults $how -u root \
 	    -N -e 'SELECT CURRENT_USER()' 2>&1); then

@@ -229,7 +229,11 @@ pkg_use_test_db() {
 	    { fail "package database" "cannot create $PKG_DB"; return 1; }
 	install -m 0640 -o root -g idemorders /dev/null /etc/idemorders/db-password
 	echo idemorders-dev >/etc/idemorders/db-password
-	pkg_set_key db_socket "$RUNDIR/mysqld.sock"
+	# The stack's database socket is for the group idemorders-db; the
+	# package's user is made anew by each install.
+	gpasswd -a idemorders idemorders-db >/dev/null ||
+	    { fail "package database" "cannot add idemorders to idemorders-db"; return 1; }
+	pkg_set_key db_socket "$RUNDIR/db/mysqld.sock"
 	pkg_set_key db_name "$PKG_DB"
 	pkg_set_key db_user idemorders
 	pkg_set_key db_password_file /etc/idemorders/db-password

@@ -42,7 +42,7 @@ POOL_SWAPPED=0
 POOL_ASAN=0
 POOL_BIN=
 POOL_LOG=$LOGDIR/swapped-pool-$TEST_NAME.log
-DB_SOCKET=$RUNDIR/mysqld.sock
+DB_SOCKET=$RUNDIR/db/mysqld.sock
 BUILD_DIR=$(dirname -- "$(dirname -- "$IDEMORDERS_BIN")")
 ASAN_BUILD=${BUILD_DIR%/build}/build-asan
 

@@ -105,10 +105,24 @@ stack_vars() {
 	DBPROXY_BIN=$BUILD/tests/dbproxy/dbproxy
 	DBPROXY_PIDFILE=$RUN/dbproxy.pid
 
-	DB_DATADIR=$VAR/db
+	# MariaDB runs as its own user (DB_OS_USER), which cannot traverse
+	# a clone under /root: its data, error log and secure_file_priv
+	# directory live in DB_HOME, its alone; its socket and pid file in
+	# DB_RUNDIR, which only root, that user and the database's clients
+	# (DB_CLIENT_GROUP: the pool's user and the web server's) traverse.
+	DB_OS_USER=mysql
+	DB_CLIENT_GROUP=idemorders-db
+	DB_HOME=/var/lib/idemorders-$STACK-$HASH
+	DB_DATADIR=$DB_HOME/db
+	DB_FILES_DIR=$DB_HOME/files
+	DB_ERRLOG=$DB_HOME/mariadb.err
+	# Where the data lived while MariaDB ran as root (moved at start).
+	DB_OLD_DATADIR=$VAR/db
 	MY_CNF=$VAR/my.cnf
-	DB_SOCKET=$RUN/mysqld.sock
-	DB_PIDFILE=$RUN/mariadb.pid
+	DB_RUNDIR=$RUN/db
+	DB_SOCKET=$DB_RUNDIR/mysqld.sock
+	DB_PIDFILE=$DB_RUNDIR/mariadb.pid
+	DB_OLD_PIDFILE=$RUN/mariadb.pid
 
 	LIGHTTPD_CONF=$RUN/lighttpd.conf
 	LIGHTTPD_PIDFILE=$RUN/lighttpd.pid

@@ -168,7 +168,9 @@ php_fpm_start() {
 		show_log "$LOGDIR/php-fpm-check.log"
 		die "php-fpm rejects $PHP_FPM_CONF"
 	fi
-	sum=$(files_sum "$PHP_FPM_CONF")
+	# The database's socket in the stamp: a pool started before its
+	# user joined DB_CLIENT_GROUP cannot reach a socket that moved.
+	sum="$(files_sum "$PHP_FPM_CONF") $DB_SOCKET"
 	if pid=$(pid_alive "$PHP_FPM_PIDFILE" php-fpm); then
 		[[ $(cat "$RUN/php-fpm.stamp" 2>/dev/null) == "$sum" ]] && return 0
 		say "config changed: restarting php-fpm"
@@ -265,6 +267,7 @@ shop_apache_start() {
 	sum=$(files_sum "$APACHE_SHOP_CONF" "$RUN/apache-session.conf" \
 	    "$RUN/apache-bearer.conf" "$APACHE_SECRET_CONF" "$JWT_DIR/cert.pem" \
 	    "$AUTHORIZER_PHP_INI")
+	sum="$sum $DB_SOCKET"
 	if pid=$(pid_alive "$APACHE_SHOP_PIDFILE" apache2); then
 		[[ $(cat "$RUN/apache-shop.stamp" 2>/dev/null) == "$sum" ]] && return 0
 		say "config changed: restarting the shop's apache2"

@@ -15,8 +15,35 @@ ensure_pool_user() {
 	    die "useradd $POOL_USER failed"
 }
 
+# MariaDB's user, as the mariadb-server package creates it, and the
+# group of the database's clients: the pool's user and the web
+# server's (mod_fcgid's responders, the shop's PHP) reach its socket,
+# nobody else does.  A process started before it joined the group gets
+# it at its next start.
+ensure_db_user() {
+	local u
+	if ! id -u "$DB_OS_USER" >/dev/null 2>&1; then
+		say "creating the system user $DB_OS_USER"
+		useradd --system --user-group --no-create-home \
+		    --home-dir /nonexistent --shell /usr/sbin/nologin "$DB_OS_USER" ||
+		    die "useradd $DB_OS_USER failed"
+	fi
+	if ! getent group "$DB_CLIENT_GROUP" >/dev/null; then
+		say "creating the system group $DB_CLIENT_GROUP"
+		groupadd --system "$DB_CLIENT_GROUP" ||
+		    die "groupadd $DB_CLIENT_GROUP failed"
+	fi
+	for u in "$POOL_USER" www-data; do
+		id -nG "$u" | tr ' ' '\n' | grep -qx -- "$DB_CLIENT_GROUP" && continue
+		say "adding $u to the group $DB_CLIENT_GROUP"
+		gpasswd -a "$u" "$DB_CLIENT_GROUP" >/dev/null ||
+		    die "gpasswd -a $u $DB_CLIENT_GROUP failed"
+	done
+}
+
 prepare_dirs() {
 	ensure_pool_user
+	ensure_db_user
 	install -d -m 0755 "$RUN" "$RUNBIN_DIR" "$DOCROOT" "$APACHE_DIR"
 	# The logs list principals and order ids: for root and the web
 	# server's user only.
@@ -32,11 +59,14 @@ prepare_dirs() {
 # ---------------------------------------------------------------- MariaDB
 
 db_write_cnf() {
-	DB_FILES_DIR=$VAR/db-files
-	install -d -m 0700 "$DB_FILES_DIR"
+	install -d -m 0750 -o "$DB_OS_USER" -g "$DB_OS_USER" "$DB_HOME"
+	install -d -m 0700 -o "$DB_OS_USER" -g "$DB_OS_USER" "$DB_FILES_DIR"
+	install -d -m 0750 -o "$DB_OS_USER" -g "$DB_CLIENT_GROUP" "$DB_RUNDIR"
+	ln -sfn "$DB_ERRLOG" "$LOGDIR/mariadb.err"
 	cat >"$MY_CNF.tmp" <<EOF
 # Private MariaDB of the idemorders '$STACK' stack, written by $PROG.
-# Its root is OS root by the unix socket (db_lockdown).
+# It runs as $DB_OS_USER; its root is OS root by the unix socket
+# (db_lockdown).
 [client]
 socket = $DB_SOCKET
 user = root
@@ -47,9 +77,9 @@ socket = $DB_SOCKET
 port = $DB_PORT
 bind-address = 127.0.0.1
 pid-file = $DB_PIDFILE
-log-error = $LOGDIR/mariadb.err
-user = root
-# LOAD_FILE and SELECT ... INTO OUTFILE only here, a directory of root's.
+log-error = $DB_ERRLOG
+user = $DB_OS_USER
+# LOAD_FILE and SELECT ... INTO OUTFILE only here, a directory of its own.
 secure_file_priv = $DB_FILES_DIR
 innodb_buffer_pool_size = 256M
 character-set-server = utf8mb4
@@ -95,22 +125,33 @@ db_ping() {
 db_start() {
 	local pid i try
 	db_write_cnf
+	# One that still runs as root (its pid file where it was) stops, to
+	# start again as $DB_OS_USER.
+	pid_alive "$DB_OLD_PIDFILE" mariadbd >/dev/null && db_stop
 	if pid=$(pid_alive "$DB_PIDFILE" mariadbd) && db_ping; then
 		db_lockdown
 		return 0
 	fi
-	[[ -n ${pid:-} ]] && die "mariadbd (pid $pid) runs but does not answer; see $LOGDIR/mariadb.err"
+	[[ -n ${pid:-} ]] && die "mariadbd (pid $pid) runs but does not answer; see $DB_ERRLOG"
+	if [[ ! -d $DB_DATADIR/mysql && -d $DB_OLD_DATADIR/mysql ]]; then
+		say "moving the database from ${DB_OLD_DATADIR#"$REPO"/} to $DB_DATADIR"
+		rm -rf "$DB_DATADIR"
+		mv "$DB_OLD_DATADIR" "$DB_DATADIR" || die "cannot move $DB_OLD_DATADIR"
+		rm -rf "$VAR/db-files"
+	fi
 	if [[ ! -d $DB_DATADIR/mysql ]]; then
-		say "mariadb-install-db (in ${DB_DATADIR#"$REPO"/})"
+		say "mariadb-install-db (in $DB_DATADIR)"
 		rm -rf "$DB_DATADIR"
 		mkdir -p "$DB_DATADIR"
 		if ! mariadb-install-db --no-defaults --datadir="$DB_DATADIR" \
-		    --user=root --auth-root-authentication-method=socket \
+		    --user="$DB_OS_USER" --auth-root-authentication-method=socket \
 		    --skip-test-db >"$LOGDIR/mariadb-install.log" 2>&1; then
 			show_log "$LOGDIR/mariadb-install.log"
 			die "mariadb-install-db failed"
 		fi
 	fi
+	chown -R "$DB_OS_USER:$DB_OS_USER" "$DB_DATADIR"
+	chmod 0700 "$DB_DATADIR"
 	need_free_port "$DB_PORT" MariaDB
 	# Up to three tries: a server that exits at once (a port or a file
 	# lock not yet released by one just killed) is started again; one
@@ -125,7 +166,7 @@ db_start() {
 			proc_running "$pid" || break
 			sleep 0.1
 		done
-		show_log "$LOGDIR/mariadb.err" 15
+		show_log "$DB_ERRLOG" 15
 		if proc_running "$pid"; then
 			kill -KILL "$pid" 2>/dev/null || true
 			wait_gone "$pid" 30 || true
@@ -189,7 +230,9 @@ db_reset_check() {
 
 db_stop() {
 	local pid
-	pid=$(pid_alive "$DB_PIDFILE" mariadbd) || return 0
+	# One started as root, before the pid file moved, stops too.
+	pid=$(pid_alive "$DB_PIDFILE" mariadbd) ||
+	    pid=$(pid_alive "$DB_OLD_PIDFILE" mariadbd) || return 0
 	say "stopping mariadbd (pid $pid)"
 	mariadb-admin --defaults-file="$MY_CNF" shutdown >/dev/null 2>&1 ||
 	    kill -TERM "$pid" 2>/dev/null || true
