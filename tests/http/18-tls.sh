@@ -11,7 +11,7 @@
 # its replay (Idempotent-Replayed: true, the same order, one row); over
 # plain HTTP /orders is refused with 403 (a POST there creates nothing,
 # the health check too) and any other URL is redirected (301) to https.
-# About 10 s.
+# About 20 s under load.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 # shellcheck source=tests/lib/orders.sh

@@ -12,7 +12,7 @@
 #  - in a directory others can write, a warning says that the check is
 #    weaker there and what to do.
 # The pool runs on a 0660 socket handed over on fd 0, as lighttpd's
-# bin-path and spawn-fcgi hand it.  About 15 s.
+# bin-path and spawn-fcgi hand it.  About 5 s.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 # shellcheck source=tests/lib/pool.sh
