@@ -150,14 +150,14 @@ grep -q "cannot be reached yet" "$PKG_WORK/install.log" &&
 # snippet (Apache: restart, mod_proxy_fcgi may be new), TLS, a check.
 for want in "Next steps" "htpasswd -cB /etc/idemorders/htpasswd" \
     "a2enmod proxy_fcgi auth_basic authn_file env" "systemctl restart apache2" \
-    "lighty-enable-mod idemorders" "/usr/share/doc/idemorders/tls.md" \
+    "lighty-enable-mod idemorders" "/usr/share/doc/idemorders/tls.md.gz" \
     "/orders/_health"; do
 	grep -qF -- "$want" "$PKG_WORK/install.log" &&
 	    ok "postinst's next steps: $want" ||
 	    fail "postinst's next steps" "no '$want' in: $(tail -n 12 "$PKG_WORK/install.log" | tr '\n' ' ')"
 done
-[[ -f /usr/share/doc/idemorders/tls.md ]] && ok "installed /usr/share/doc/idemorders/tls.md" ||
-    fail "installed files" "no /usr/share/doc/idemorders/tls.md"
+[[ -f /usr/share/doc/idemorders/tls.md.gz ]] && ok "installed /usr/share/doc/idemorders/tls.md.gz (dh_compress)" ||
+    fail "installed files" "no /usr/share/doc/idemorders/tls.md.gz"
 for f in /usr/sbin/idemorders /usr/share/idemorders/schema/001_initial.sql \
     /lib/systemd/system/idemorders.service /lib/systemd/system/idemorders.socket \
     /lib/systemd/system/idemorders-expire.service /lib/systemd/system/idemorders-expire.timer \
