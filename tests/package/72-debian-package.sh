@@ -374,7 +374,8 @@ fi
 grep -q "init scripts stay until purge" "$T_TMP/remove" &&
     ok "remove says that the kept init scripts stay (and look enabled) until purge" ||
     fail "remove: the kept init scripts" "not said: $(grep -i 'idemorders' "$T_TMP/remove" | tr '\n' ' ' | cut -c1-300)"
-out=$(/etc/init.d/idemorders start 2>&1)
+ls -l /etc/init.d/idemorders | sed 's/^/       after remove: /'
+out=$(sh /etc/init.d/idemorders start 2>&1)
 rc=$?
 [[ $rc -eq 0 && -z $out && ! -e /run/idemorders.pid ]] &&
     ok "after remove the kept init script does nothing (exit 0, no daemon)" ||
