@@ -342,6 +342,69 @@ check_tcp_exposure(const struct conf *conf, int fd, const char *how)
 }
 
 /*
+ * Why the kernel cannot say which file a unix socket is bound to, from
+ * unix_diag_file()'s errno, and what lets it.
+ */
+static const char *
+diag_missing_why(int err)
+{
+	switch (err) {
+	case EAFNOSUPPORT:
+	case EPERM:
+	case EACCES:
+		return "this process may not open netlink sockets: a systemd "
+		    "unit's RestrictAddressFamilies= without AF_NETLINK, or "
+		    "another seccomp filter; allow AF_NETLINK";
+	case ENOENT:
+	case EPROTONOSUPPORT:
+		return "the kernel has no unix_diag: load the module "
+		    "(modprobe unix_diag; at every boot: echo unix_diag "
+		    ">/etc/modules-load.d/unix_diag.conf)";
+	default:
+		return "the kernel's socket diagnostics (sock_diag, "
+		    "unix_diag) refused the question";
+	}
+}
+
+/*
+ * Say that the socket at the absolute path is judged by the file at that
+ * path, because the kernel cannot name the socket's own (err), and
+ * whether that weakens the check: only someone who can replace files in
+ * the socket's directory could show another file there.
+ */
+static void
+warn_no_diag(const char *path, int err)
+{
+	struct stat	 st;
+	char		 dir[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+	char		*slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	if (stat(dir, &st) == 0 && st.st_uid == 0 &&
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) == 0) {
+		log_info("cannot ask the kernel which file the socket at %s is "
+		    "bound to (%s: %s); its mode is read from the file at that "
+		    "path instead, which is as good here: only root can "
+		    "replace files in %s", path, strerror(err),
+		    diag_missing_why(err), dir);
+		return;
+	}
+	log_warnx("cannot ask the kernel which file the socket at %s is "
+	    "bound to (%s: %s); its mode is read from the file at that path "
+	    "instead, and %s lets users other than root replace that file, so a "
+	    "world-connectable socket could pass this check as the file "
+	    "they put there: %s, or keep the socket in a directory only "
+	    "root can write", path, strerror(err), diag_missing_why(err),
+	    dir, err == ENOENT || err == EPROTONOSUPPORT ?
+	    "load the module" : "allow AF_NETLINK");
+}
+
+/*
  * The permission bits of the file the unix socket fd is bound to at
  * path, read from that file only when it is the socket's own (its
  * device and inode, asked of the socket: unix_diag_file()).  A relative
@@ -368,9 +431,7 @@ socket_file_mode(int fd, const char *path, mode_t *mode, gid_t *gid)
 			return "the kernel cannot say which file the socket is "
 			    "bound to (unix_diag), so a relative name cannot "
 			    "be checked";
-		log_warn("cannot ask the kernel which file the socket at %s "
-		    "is bound to (load the unix_diag module); judging the "
-		    "file at that path", path);
+		warn_no_diag(path, errno);
 	} else if (st.st_dev != dev || st.st_ino != ino)
 		return path[0] != '/' ? "that relative name leads to another "
 		    "file from this directory (a spawner that binds it and "

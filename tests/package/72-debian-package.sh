@@ -156,6 +156,18 @@ fi
 grep -q "cannot be reached yet" "$PKG_WORK/install.log" &&
     ok "postinst without a database: says what to do, install succeeds" ||
     fail "postinst message" "$(tail -n 5 "$PKG_WORK/install.log" | tr '\n' ' ')"
+# A first install ends with the next steps: users, a web server's
+# snippet (Apache: restart, mod_proxy_fcgi may be new), TLS, a check.
+for want in "Next steps" "htpasswd -cB /etc/idemorders/htpasswd" \
+    "a2enmod proxy_fcgi auth_basic authn_file env" "systemctl restart apache2" \
+    "lighty-enable-mod idemorders" "/usr/share/doc/idemorders/docs/tls.md.gz" \
+    "/orders/_health"; do
+	grep -qF -- "$want" "$PKG_WORK/install.log" &&
+	    ok "postinst's next steps: $want" ||
+	    fail "postinst's next steps" "no '$want' in: $(tail -n 12 "$PKG_WORK/install.log" | tr '\n' ' ')"
+done
+[[ -f /usr/share/doc/idemorders/docs/tls.md.gz ]] && ok "installed /usr/share/doc/idemorders/docs/tls.md.gz (dh_compress)" ||
+    fail "installed files" "no /usr/share/doc/idemorders/docs/tls.md.gz"
 for f in /usr/sbin/idemorders /usr/share/idemorders/schema/001_initial.sql \
     /lib/systemd/system/idemorders.service /lib/systemd/system/idemorders.socket \
     /lib/systemd/system/idemorders-expire.service /lib/systemd/system/idemorders-expire.timer \
@@ -366,6 +378,18 @@ fi
     ok "remove stopped the service the init script ran (pid $INIT_PID gone, no /run/idemorders.pid)" ||
     fail "remove: the service" "pid '$INIT_PID' alive: $(pkg_alive "$INIT_PID" && echo yes || echo no), $(ls /run/idemorders.pid 2>&1); remove said: $(grep -i 'idemorders\|invoke-rc' "$T_TMP/remove" | tr '\n' ' ' | cut -c1-300)"
 [[ -n $INIT_PID ]] && pkg_alive "$INIT_PID" && kill -TERM "$INIT_PID"
+# The init scripts stay until purge (conffiles, with their rc.d links:
+# systemd-sysv-install reports them enabled); remove says so, and they
+# do nothing without the binary.
+grep -q "init scripts stay until purge" "$T_TMP/remove" &&
+    ok "remove says that the kept init scripts stay (and look enabled) until purge" ||
+    fail "remove: the kept init scripts" "not said: $(grep -i 'idemorders' "$T_TMP/remove" | tr '\n' ' ' | cut -c1-300)"
+ls -l /etc/init.d/idemorders | sed 's/^/       after remove: /'
+out=$(sh /etc/init.d/idemorders start 2>&1)
+rc=$?
+[[ $rc -eq 0 && -z $out && ! -e /run/idemorders.pid ]] &&
+    ok "after remove the kept init script does nothing (exit 0, no daemon)" ||
+    fail "init script after remove" "exit $rc: $out $(ls /run/idemorders.pid 2>&1)"
 grep -qi 'debconf:\|perl: warning\|falling back to' "$T_TMP/remove" &&
     fail "remove, non-interactive" "debconf warned: $(grep -i 'debconf:\|perl:\|falling' "$T_TMP/remove" | tr '\n' ' ')" ||
     ok "remove, non-interactive: no debconf warning"

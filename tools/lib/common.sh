@@ -10,7 +10,7 @@ PACKAGES=(autoconf automake autoconf-archive pkg-config gcc make
 	libssl-dev libcurl4-openssl-dev mariadb-server mariadb-client lighttpd apache2
 	apache2-utils libapache2-mod-fcgid curl procps systemd
 	php-fpm php-cgi php-mysql php-curl libapache2-mod-auth-openidc openssl
-	lighttpd-modules-lua)
+	lighttpd-modules-lua lighttpd-mod-openssl ssl-cert)
 CLUSTER_PACKAGES=(galera-4 rsync python3 python3-pymysql)
 FUZZ_PACKAGES=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 TEST_PACKAGES=(jq socat python3 php-cli phpunit nodejs
