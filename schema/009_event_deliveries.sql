@@ -1,9 +1,10 @@
 -- idemorders: the relay's deliveries by outcome, for GET /orders/_metrics
--- (idemorders_event_deliveries_total).  Each relay counts its own
--- deliveries in its own rows (relay: the host part of its lease token),
--- so that relays on different Galera nodes never write the same row.
--- The count moves in the same transaction as the event's settlement,
--- only when the relay still held the event's lease.
+-- (idemorders_event_deliveries_total, the sum over rows).  Each relay
+-- process counts its deliveries in rows of its own (relay: host/pid, the
+-- start of its lease tokens), so that two relays, on one host or on
+-- different Galera nodes, never write the same row.  The count moves in
+-- the same transaction as the event's settlement, only when the relay
+-- still held the event's lease.
 --
 --	outcome		delivered (a 2xx), retry (anything else: to be
 --			tried again), dead (anything else, the event older

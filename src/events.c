@@ -206,11 +206,12 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 	/*
 	 * The relay's count of deliveries by outcome (schema 009), first,
 	 * while the lease still names this claim: counted only when the
-	 * settlement below applies.
+	 * settlement below applies, in the row of this relay process (the
+	 * token's host/pid), which no other relay writes.
 	 */
 	if (db_batch_add(b, DB_ROWS_ANY, "INSERT INTO event_deliveries "
 	    "(relay, outcome, n) SELECT CONVERT(SUBSTRING_INDEX(lease_owner, "
-	    "'/', 1) USING ascii), ") == -1)
+	    "'/', 2) USING ascii), ") == -1)
 		return -1;
 	if (o == EVENT_DELIVERED)
 		rc = buf_adds(&b->sql, "'delivered'");

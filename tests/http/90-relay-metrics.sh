@@ -57,6 +57,8 @@ restore() {
 		cat "$CONF_SAVED" >"$IDEMORDERS_CONF"
 		reload_pool >/dev/null 2>&1
 	fi
+	release_relay
+	receiver_stop
 	rm -rf "$T_TMP"
 }
 cp "$IDEMORDERS_CONF" "$CONF_SAVED"
