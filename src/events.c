@@ -24,6 +24,10 @@
 #include "db_batch.h"
 #include "events.h"
 
+const char *const event_outcome_names[EVENT_OUTCOMES] = {
+	"delivered", "retry", "dead", "gone"
+};
+
 /* The public name of an event type. */
 const char *
 event_type_name(enum event_type t)
@@ -195,9 +199,33 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 {
 	size_t	 elen = error != NULL ? strlen(error) : 0;
 	char	 st[16];
+	int	 rc;
 
 	if (elen > 255)
 		elen = 255;
+	/*
+	 * The relay's count of deliveries by outcome (schema 010), first,
+	 * while the lease still names this claim: counted only when the
+	 * settlement below applies, in the row of this relay process (the
+	 * token's host/pid), which no other relay writes.
+	 */
+	if (db_batch_add(b, DB_ROWS_ANY, "INSERT INTO event_deliveries "
+	    "(relay, outcome, n) SELECT CONVERT(SUBSTRING_INDEX(lease_owner, "
+	    "'/', 2) USING ascii), ") == -1)
+		return -1;
+	if (o == EVENT_DELIVERED)
+		rc = buf_adds(&b->sql, "'delivered'");
+	else if (o == EVENT_GONE)
+		rc = buf_adds(&b->sql, "'gone'");
+	else
+		rc = buf_printf(&b->sql, "IF(created_at < UTC_TIMESTAMP(6) - "
+		    "INTERVAL %lld MICROSECOND, 'dead', 'retry')",
+		    max_age_ms * 1000);
+	if (rc != BUF_OK || buf_printf(&b->sql, ", 1 FROM events WHERE id = "
+	    "%llu AND lease_owner = ", r->id) != BUF_OK ||
+	    db_batch_hex(b, token, strlen(token)) == -1 ||
+	    buf_adds(&b->sql, " ON DUPLICATE KEY UPDATE n = n + 1") != BUF_OK)
+		return -1;
 	if (o == EVENT_DELIVERED) {
 		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET state = "
 		    "'delivered', delivered_at = UTC_TIMESTAMP(6), attempts = "
@@ -286,7 +314,9 @@ events_batch_stats(struct db_batch *b)
 	    "IFNULL(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), "
 	    "UTC_TIMESTAMP(6)), 0) FROM events WHERE state = 'pending'") == -1 ||
 	    db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*) FROM events "
-	    "WHERE state = 'dead'") == -1)
+	    "WHERE state = 'dead'") == -1 ||
+	    db_batch_add(b, DB_ROWS_RESULT, "SELECT outcome, SUM(n) FROM "
+	    "event_deliveries GROUP BY outcome") == -1)
 		return -1;
 	return 0;
 }
@@ -296,6 +326,7 @@ void
 events_read_stats(struct db_batch *b, int first, struct event_stats *st)
 {
 	MYSQL_ROW	 row;
+	int		 i;
 
 	memset(st, 0, sizeof(*st));
 	if (b->res[first] != NULL &&
@@ -307,4 +338,12 @@ events_read_stats(struct db_batch *b, int first, struct event_stats *st)
 	if (b->res[first + 1] != NULL &&
 	    (row = mysql_fetch_row(b->res[first + 1])) != NULL)
 		st->dead = row[0] != NULL ? strtoll(row[0], NULL, 10) : 0;
+	while (b->res[first + 2] != NULL &&
+	    (row = mysql_fetch_row(b->res[first + 2])) != NULL) {
+		if (row[0] == NULL || row[1] == NULL)
+			continue;
+		for (i = 0; i < EVENT_OUTCOMES; i++)
+			if (strcmp(row[0], event_outcome_names[i]) == 0)
+				st->deliveries[i] = strtoll(row[1], NULL, 10);
+	}
 }

@@ -41,10 +41,15 @@ enum event_outcome {
 #define EVENT_TOKEN_MAX		64	/* a claim's lease owner */
 
 /* What the outbox holds now, for the metrics. */
+/* The deliveries counted by outcome (event_deliveries), in this order. */
+#define EVENT_OUTCOMES		4
+extern const char *const event_outcome_names[EVENT_OUTCOMES];
+
 struct event_stats {
 	long long	 pending;
 	long long	 oldest_pending_us;	/* 0: none pending */
 	long long	 dead;
+	long long	 deliveries[EVENT_OUTCOMES];	/* summed over relays */
 };
 
 const char	*event_type_name(enum event_type);

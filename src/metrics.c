@@ -462,3 +462,22 @@ metrics_render_events(long long pending, long long oldest_us, long long dead,
 		rc = buf_printf(b, "idemorders_events_dead %lld\n", dead);
 	return rc;
 }
+
+/*
+ * The relays' deliveries by outcome (n outcomes, names[i] counted
+ * count[i] times), read from the database at the scrape.
+ */
+int
+metrics_render_deliveries(const char *const *names, const long long *count,
+    int n, struct buf *b)
+{
+	int	 rc, i;
+
+	rc = family(b, "idemorders_event_deliveries_total", "counter",
+	    "Deliveries the relays made, by outcome: delivered (2xx), retry "
+	    "(anything else), dead (failed past event_max_age), gone (410).");
+	for (i = 0; rc == BUF_OK && i < n; i++)
+		rc = buf_printf(b, "idemorders_event_deliveries_total"
+		    "{outcome=\"%s\"} %lld\n", names[i], count[i]);
+	return rc;
+}

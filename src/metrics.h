@@ -88,5 +88,7 @@ enum outcome metrics_label_of(int, enum outcome);
 int	metrics_bucket_of(double);
 int	metrics_render(const struct metrics_snapshot *, struct buf *);
 int	metrics_render_events(long long, long long, long long, struct buf *);
+int	metrics_render_deliveries(const char *const *, const long long *, int,
+	    struct buf *);
 
 #endif

@@ -129,7 +129,9 @@ handle_metrics(struct db *db, const struct conf *conf,
 		events_read_stats(&b, 0, &ev);
 		db_end_read(db);
 		if (metrics_render_events(ev.pending, ev.oldest_pending_us,
-		    ev.dead, &resp->body) != 0)
+		    ev.dead, &resp->body) != 0 ||
+		    metrics_render_deliveries(event_outcome_names,
+		    ev.deliveries, EVENT_OUTCOMES, &resp->body) != 0)
 			response_error(resp, 500, PROBLEM_INTERNAL_ERROR,
 			    "metrics too large");
 	} else {

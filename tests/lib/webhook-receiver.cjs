@@ -14,7 +14,12 @@
 //                   "count": N, "id": ID}: the next count verified
 //                   deliveries (all while count is absent) of webhook-id
 //                   ID (of any while it is absent) get that answer, after
-//                   delayMs; {} restores 200 at once.
+//                   delayMs; {} restores 200 at once.  Instead of a
+//                   status, "reset": true answers with a TCP reset
+//                   (RST) and "garbage": true with bytes that are not
+//                   HTTP, then closes (status "reset" / "garbage" in
+//                   the log).  "kill": PID sends SIGKILL to PID when
+//                   such a delivery arrives, before it is answered.
 // GET /_health      200
 'use strict';
 const http = require('http');
@@ -63,17 +68,27 @@ const server = http.createServer(async (req, res) => {
 		rec.orderId = ev.data && ev.data.orderId;
 		rec.orderStatus = ev.data && ev.data.status;
 		rec.dup = seen.has(rec.id);
-		if (control.status !== undefined &&
+		if ((control.status !== undefined || control.reset ||
+		    control.garbage) &&
 		    (control.id === undefined || control.id === rec.id) &&
 		    (control.count === undefined || control.count > 0)) {
-			status = control.status;
+			status = control.reset ? 'reset' :
+			    control.garbage ? 'garbage' : control.status;
 			delay = control.delayMs || 0;
 			if (control.retryAfter !== undefined)
 				headers['Retry-After'] = String(control.retryAfter);
+			if (control.kill !== undefined) {
+				try {
+					process.kill(control.kill, 'SIGKILL');
+					rec.killed = control.kill;
+				} catch (e) {
+					rec.killed = e.message;
+				}
+			}
 			if (control.count !== undefined)
 				control.count--;
 		}
-		if (status >= 200 && status <= 299)
+		if (typeof status === 'number' && status >= 200 && status <= 299)
 			seen.add(rec.id);
 	} catch (e) {
 		rec.why = e.message;
@@ -83,6 +98,14 @@ const server = http.createServer(async (req, res) => {
 	const answer = () => {
 		rec.answeredAt = Date.now();
 		fs.appendFileSync(logFile, JSON.stringify(rec) + '\n');
+		if (status === 'reset') {
+			req.socket.resetAndDestroy();
+			return;
+		}
+		if (status === 'garbage') {
+			req.socket.end('SSH-2.0-OpenSSH_9.2\r\n\x00\xff not http\r\n\r\n');
+			return;
+		}
 		res.writeHead(status, headers).end();
 	};
 	if (delay > 0)

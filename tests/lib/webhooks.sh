@@ -55,7 +55,8 @@ receiver_start() {
 	    "$WEBHOOK_PORT" "$WEBHOOK_SECRET_FILE" "$RECEIVER_LOG" \
 	    >>"$T_TMP/receiver.out" 2>&1 &
 	RECEIVER_PID=$!
-	if wait_until 10 receiver_up; then
+	# Up, and the one just started (not one an earlier script left).
+	if wait_until 10 receiver_up && kill -0 "$RECEIVER_PID" 2>/dev/null; then
 		ok "the receiver listens on $RECEIVER_URL"
 	else
 		fail "receiver" "does not answer on $RECEIVER_URL: $(tail -n 5 "$T_TMP/receiver.out")"
