@@ -170,12 +170,14 @@ scale_tomb() {	# S N: is the row an EXPIRED tombstone
 	printf '((%s - (%s)) >= 0.7 * %s)' "$2" "$1" "$2"
 }
 # A third of the rows the bench's own principal's; of the others, every
-# (3 x N div BENCH_SCALE_LIST_ROWS)th row the list principal's (bob: about
+# step-th row the list principal's (step: N div BENCH_SCALE_LIST_ROWS
+# rounded down to a multiple of 3, at least 3, so that id MOD step = 2
+# is never the bench principal's id MOD 3 = 1: bob has about
 # BENCH_SCALE_LIST_ROWS ledger rows, 93 % of them orders, spread over the
 # whole history; a third of the rows when N is smaller), the rest over
 # N / 20 principals.
 scale_list_step() {	# N
-	local k=$(($1 / BENCH_SCALE_LIST_ROWS))
+	local k=$(($1 / BENCH_SCALE_LIST_ROWS / 3))
 	echo $((3 * (k > 1 ? k : 1)))
 }
 scale_principal() {	# S N
