@@ -666,6 +666,8 @@ EOF
 			if (!((n, "list") in R)) continue
 			printf "| GET /orders pages (limit 20) of a principal with %s orders against GET /orders/{id} (N = %s) | newest page %.0f, a middle page %.0f, GET %.0f req/s (%s, %s) | measured |\n", f(n SUBSEP "count:list_orders"), n, R[n, "list"], R[n, "list-deep"], R[n, "get"], x(ratio(R[n, "list"], R[n, "get"])), x(ratio(R[n, "list-deep"], R[n, "get"]))
 		}
+		# The rest needs the create and D runs (BENCH_SCALE_RUNS may leave them out).
+		if (!(("app" "\t" "create") in seen && ("D" "\t" "D") in seen)) exit
 		v = ratio(DB[L, "create"], DB[Z, "create"])
 		printf "| mariadbd per create at N = %s ≤ 1.2 × at N = %s | %s (%s / %s µs) | %s |\n", L, Z, x(v), DB[L, "create"], DB[Z, "create"], met(v <= 1.2 && v >= 0, v)
 		for (j = 1; j <= ns; j++) {
