@@ -42,6 +42,10 @@
 #     create (unique keys counting up, random BENCH SKU), create-uuid
 #     (random UUID v4 keys), replay of one key, conflict
 #     (that key, another body: 409), GET of one order (bench/orders.lua),
+#     GET /orders?limit=20 as the list principal (bob, about
+#     BENCH_SCALE_LIST_ROWS ledger rows of the fill: ~10 000 orders at
+#     N = 1M): its newest page (list) and the page after its middle
+#     order (list-deep),
 #     and the bare transaction at the pool's size (bench/dbtx naive and
 #     batched), with mariadbd's CPU, the redo (Innodb_os_log_written) and
 #     the binary log (Binlog_bytes_written) per request;
@@ -59,9 +63,14 @@
 # the largest N against the smallest (0) in a table.  Nothing asserts a
 # speed.  Knobs: BENCH_SECONDS, BENCH_SCALE_POOL, BENCH_SCALE_BATCH,
 # BENCH_WORKERS, BENCH_SCALE_BINLOG, BENCH_SCALE_TOMBSTONES,
-# BENCH_SCALE_EXPIRE_PAUSE (the job's expire_pause; empty: its default).
+# BENCH_SCALE_EXPIRE_PAUSE (the job's expire_pause; empty: its default),
+# BENCH_SCALE_LIST_ROWS (10750: the list principal's ledger rows),
+# BENCH_SCALE_RUNS (the runs to make, e.g. "get list": a question that
+# needs only those; empty: every run; the fill and its audit always).
 
 BENCH_SCALE_RETENTION=86400	# key_retention the bench stack runs with (24h)
+BENCH_LIST_USER=bob		# the list runs' principal (bench_stack_up's htpasswd)
+BENCH_LIST_PASSWORD=bob-secret
 
 # bench_size_args KIND ARGS...: the arguments of bench --KIND,
 # N[,N...] [--keep] [--out DIR]; the sizes, sorted and unique, are left in
@@ -109,6 +118,8 @@ run_bench_scale() {
 	BENCH_SCALE_BINLOG=${BENCH_SCALE_BINLOG:-1}
 	BENCH_SCALE_TOMBSTONES=${BENCH_SCALE_TOMBSTONES:-2d}
 	BENCH_SCALE_EXPIRE_PAUSE=${BENCH_SCALE_EXPIRE_PAUSE:-}
+	BENCH_SCALE_LIST_ROWS=${BENCH_SCALE_LIST_ROWS:-10750}
+	BENCH_SCALE_RUNS=${BENCH_SCALE_RUNS:-}
 	: "${BENCH_OUT:=$VAR/results}"
 	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
 	    die "BENCH_SECONDS must be a positive number of seconds"
@@ -118,6 +129,8 @@ run_bench_scale() {
 	    die "BENCH_SCALE_POOL must be a number of bytes, at least 32M (33554432)"
 	[[ $BENCH_SCALE_BATCH =~ ^[0-9]+$ && $BENCH_SCALE_BATCH -gt 0 ]] ||
 	    die "BENCH_SCALE_BATCH must be a positive number of rows"
+	[[ $BENCH_SCALE_LIST_ROWS =~ ^[1-9][0-9]*$ ]] ||
+	    die "BENCH_SCALE_LIST_ROWS must be a positive number of rows"
 	[[ $BENCH_SCALE_BINLOG == [01] ]] ||
 	    die "BENCH_SCALE_BINLOG must be 0 or 1"
 	[[ $BENCH_SCALE_TOMBSTONES =~ ^[1-9][0-9]*[smhd]$ ]] ||
@@ -156,9 +169,20 @@ scale_created() {	# S N: created_at
 scale_tomb() {	# S N: is the row an EXPIRED tombstone
 	printf '((%s - (%s)) >= 0.7 * %s)' "$2" "$1" "$2"
 }
-scale_principal() {	# S N: a third of the rows the bench's own principal's
-	printf "IF((%s) MOD 3 = 1, '%s', CONCAT('scale-', LPAD(((%s) * 7919) MOD GREATEST(1, %s DIV 20), 6, '0')))" \
-	    "$1" "$BENCH_USER" "$1" "$2"
+# A third of the rows the bench's own principal's; of the others, every
+# step-th row the list principal's (step: N div BENCH_SCALE_LIST_ROWS
+# rounded down to a multiple of 3, at least 3, so that id MOD step = 2
+# is never the bench principal's id MOD 3 = 1: bob has about
+# BENCH_SCALE_LIST_ROWS ledger rows, 93 % of them orders, spread over the
+# whole history; a third of the rows when N is smaller), the rest over
+# N / 20 principals.
+scale_list_step() {	# N
+	local k=$(($1 / BENCH_SCALE_LIST_ROWS / 3))
+	echo $((3 * (k > 1 ? k : 1)))
+}
+scale_principal() {	# S N
+	printf "IF((%s) MOD 3 = 1, '%s', IF((%s) MOD %s = 2, '%s', CONCAT('scale-', LPAD(((%s) * 7919) MOD GREATEST(1, %s DIV 20), 6, '0'))))" \
+	    "$1" "$BENCH_USER" "$1" "$(scale_list_step "$2")" "$BENCH_LIST_USER" "$1" "$2"
 }
 scale_key() {	# S: UUID-shaped, random order
 	printf "INSERT(INSERT(INSERT(INSERT(MD5(CONCAT('scale-', %s)), 21, 0, '-'), 17, 0, '-'), 13, 0, '-'), 9, 0, '-')" "$1"
@@ -373,6 +397,49 @@ scale_expire_run() {
 	    "$(grep -c 'batch of' "$log" || true)" "$([[ $stopped == 0 ]] || echo ' (stopped at the end of the run)')"
 }
 
+# scale_wants RUN: whether BENCH_SCALE_RUNS (empty: every run) names RUN
+# (list: both list runs).
+scale_wants() {
+	[[ -z $BENCH_SCALE_RUNS || " $BENCH_SCALE_RUNS " == *" $1 "* ]]
+}
+
+# The list principal's orders (bob, BENCH_LIST_USER): at least 41, made
+# through the service when the fill gave it fewer (N = 0).
+scale_list_seed() {
+	local have i out auth
+	have=$(db_root -N -B "$DB_NAME" -e "SELECT COUNT(*) FROM orders
+	    WHERE principal_id = '$BENCH_LIST_USER'")
+	auth="$BENCH_LIST_USER:$BENCH_LIST_PASSWORD"
+	for ((i = have; i < 41; i++)); do
+		out=$(curl -s -m 30 -u "$auth" \
+		    -H "Idempotency-Key: bench-$BENCH_RUN-list-$i" \
+		    -H 'Content-Type: application/json' \
+		    --data "$BENCH_REPLAY_BODY" -w '\n%{http_code}' \
+		    "$(bench_url lighttpd)$MOUNT")
+		[[ ${out##*$'\n'} == 201 ]] ||
+		    die "bench --scale: seeding an order of $BENCH_LIST_USER answered: $out"
+	done
+}
+
+# scale_list_runs C: GET /orders as the list principal at c C: its
+# newest page (list) and the page after its middle order (list-deep),
+# limit 20, each page read from the index on (principal_id, id).
+scale_list_runs() {
+	local c=$1 auth n mid
+	scale_list_seed
+	auth=$(printf '%s:%s' "$BENCH_LIST_USER" "$BENCH_LIST_PASSWORD" | base64 -w0)
+	n=$(db_root -N -B "$DB_NAME" -e "SELECT COUNT(*) FROM orders
+	    WHERE principal_id = '$BENCH_LIST_USER'")
+	mid=$(db_root -N -B "$DB_NAME" -e "SELECT id FROM orders
+	    WHERE principal_id = '$BENCH_LIST_USER' ORDER BY id
+	    LIMIT 1 OFFSET $((n / 2))")
+	printf '%s\tcount:list_orders\t%s\n' "$SCALE_N" "$n" >>"$SCALE_FACTS"
+	scale_run list bench_wrk app list lighttpd "$c" list 200 \
+	    "$MOUNT?limit=20 $auth"
+	scale_run list-deep bench_wrk app list-deep lighttpd "$c" list 200 \
+	    "$MOUNT?limit=20&starting_after=o-$mid $auth"
+}
+
 bench_scale_main() {
 	local n start load key path t0 audit_rc tsv md name c w png
 	start=$(date +%s)
@@ -431,17 +498,21 @@ bench_scale_main() {
 		printf '%s\tpool\t%s\n' "$n" "$(db_root -N -B -e "SELECT @@innodb_buffer_pool_size")" >>"$SCALE_FACTS"
 
 		bench_warmup app 201
-		scale_run create bench_wrk app create lighttpd "$c" create 201
-		scale_run create-uuid bench_wrk app create-uuid lighttpd "$c" create-uuid 201
+		! scale_wants create || scale_run create bench_wrk app create lighttpd "$c" create 201
+		! scale_wants create-uuid ||
+		    scale_run create-uuid bench_wrk app create-uuid lighttpd "$c" create-uuid 201
 		key=bench-$BENCH_RUN-replay-$n
 		path=$(bench_seed_order lighttpd "$key")
-		scale_run replay bench_wrk app replay lighttpd "$c" replay 201 "$key"
-		scale_run conflict bench_wrk app conflict lighttpd "$c" conflict 409 "$key"
-		scale_run get bench_wrk app get lighttpd "$c" get 200 "$path"
-		scale_run D bench_dbtx D "$w" -m naive -k BENCH -n "$BENCH_SKUS"
-		scale_run D-batched bench_dbtx D-batched "$w" -m batched -k BENCH -n "$BENCH_SKUS"
+		! scale_wants replay || scale_run replay bench_wrk app replay lighttpd "$c" replay 201 "$key"
+		! scale_wants conflict ||
+		    scale_run conflict bench_wrk app conflict lighttpd "$c" conflict 409 "$key"
+		! scale_wants get || scale_run get bench_wrk app get lighttpd "$c" get 200 "$path"
+		! scale_wants list || scale_list_runs "$c"
+		! scale_wants D || scale_run D bench_dbtx D "$w" -m naive -k BENCH -n "$BENCH_SKUS"
+		! scale_wants D-batched ||
+		    scale_run D-batched bench_dbtx D-batched "$w" -m batched -k BENCH -n "$BENCH_SKUS"
 		# Last: the job changes the filled rows.
-		scale_expire_run "$c"
+		! scale_wants create-expire || scale_expire_run "$c"
 		awk -v n="$n" '{ print n "\t" $0 }' "$BENCH_TSV" >>"$SCALE_TSV"
 		# --keep: the last size's stack stays up, as the runs left it.
 		[[ $BENCH_KEEP == 1 && $n == "${BENCH_SCALE_SIZES[-1]}" ]] ||
@@ -488,6 +559,9 @@ $(bench_versions)
   unique indexes among the principal's third of the history, as a new
   customer's key lands among everybody's), replay of one key, conflict
   (that key, another body: 409), GET of one order (hot in the cache);
+  list and list-deep: GET /orders?limit=20 as \`$BENCH_LIST_USER\` (its
+  newest page, and the page after its middle order; about
+  $BENCH_SCALE_LIST_ROWS of the filled ledger rows are its, 93 % of them orders);
   D: \`bench/dbtx\` naive and batched at
   the pool's size (c$((BENCH_HOT_C < BENCH_WORKERS ? BENCH_HOT_C : BENCH_WORKERS))); last, create-expire: create again with
   \`idemorders expire\` started beside it (\`tombstone_retention = $BENCH_SCALE_TOMBSTONES\` so
@@ -587,6 +661,13 @@ EOF
 			    (p > 0 ? met(e >= ce && p >= pc, 1) : met(e >= ce, 1) " (expiry; purge not measured)")
 		} else
 			printf "| expiry keeps up (N = %s) | - | not measured |\n", L
+		for (j = 1; j <= ns; j++) {
+			n = S[j]
+			if (!((n, "list") in R)) continue
+			printf "| GET /orders pages (limit 20) of a principal with %s orders against GET /orders/{id} (N = %s) | newest page %.0f, a middle page %.0f, GET %.0f req/s (%s, %s) | measured |\n", f(n SUBSEP "count:list_orders"), n, R[n, "list"], R[n, "list-deep"], R[n, "get"], x(ratio(R[n, "list"], R[n, "get"])), x(ratio(R[n, "list-deep"], R[n, "get"]))
+		}
+		# The rest needs the create and D runs (BENCH_SCALE_RUNS may leave them out).
+		if (!(("app" "\t" "create") in seen && ("D" "\t" "D") in seen)) exit
 		v = ratio(DB[L, "create"], DB[Z, "create"])
 		printf "| mariadbd per create at N = %s ≤ 1.2 × at N = %s | %s (%s / %s µs) | %s |\n", L, Z, x(v), DB[L, "create"], DB[Z, "create"], met(v <= 1.2 && v >= 0, v)
 		for (j = 1; j <= ns; j++) {

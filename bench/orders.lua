@@ -12,6 +12,10 @@
 --          replay    POST the same key ARG and body again and again
 --          conflict  POST key ARG with another body (409 expected)
 --          get       GET ARG (an order's path, /orders/o-N)
+--          list      GET ARG (a page of the list, /orders?limit=20...) as
+--                    the user of ARG2 (user:password in base64, for
+--                    Authorization: Basic); an answer without an order
+--                    in its data is unexpected
 --          cancel    POST PATH/cancel, a new key every request, PATH the
 --                    next line of ARG.T (T: the thread, 0, 1, ...): orders
 --                    made before, one file per thread; past its end the
@@ -74,6 +78,11 @@ function init(args)
 		headers[k] = v
 	end
 	if mode == "get" then
+		fixed = wrk.format("GET", fixed_arg, headers, nil)
+	elseif mode == "list" then
+		if fixed_arg2 then
+			headers["Authorization"] = "Basic " .. fixed_arg2
+		end
 		fixed = wrk.format("GET", fixed_arg, headers, nil)
 	elseif mode == "replay" or mode == "conflict" then
 		headers["Content-Type"] = "application/json"
@@ -155,6 +164,8 @@ function response(status, h, body)
 	elseif good and (mode == "create" or mode == "create-uuid" or
 	    mode == "hot" or mode == "cancel") then
 		good = replayed(h) == nil
+	elseif good and mode == "list" then
+		good = string.find(body, '"data":[{"orderId":"o-', 1, true) ~= nil
 	end
 	if good then
 		expected = expected + 1

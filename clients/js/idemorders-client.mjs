@@ -27,6 +27,12 @@
 //	const c = await client.cancelOrder('o-42', { key: cancelKey, reason: 'changed my mind' });
 //	if (c.outcome === 'cancelled') ... c.body.cancelledAt, c.replayed
 //
+// The caller's own orders, newest first, a page at a time (cursor
+// paging: pass a page's nextCursor as startingAfter), or all of them:
+//
+//	const page = await client.listOrders({ limit: 20 });
+//	for await (const o of client.allOrders()) ... o.orderId, o.status
+//
 // See clients/README.md for every option and outcome.
 
 /** Problem codes of a 409 that mean "not decided yet: retry the key". */
@@ -133,13 +139,29 @@ export function parseRetryAfter(value, nowMs = Date.now()) {
 }
 
 /**
- * What to do with an answer: 'success' (2xx), 'retry' (5xx, and a 409
- * whose problem code says the key is not decided yet) or 'final'
- * (every other status).
+ * A Should-Retry header value: true, false, or null when absent or
+ * neither word.
  */
-export function classify(status, code) {
+export function parseShouldRetry(value) {
+	if (value === null || value === undefined)
+		return null;
+	const v = String(value).trim().toLowerCase();
+	return v === 'true' ? true : v === 'false' ? false : null;
+}
+
+/**
+ * What to do with an answer: 'success' (2xx); else, when the server
+ * said Should-Retry (shouldRetry true or false), 'retry' or 'final' as
+ * it said; else 'retry' for a 5xx and a 409 whose problem code says the
+ * key is not decided yet, and 'final' for every other status.
+ */
+export function classify(status, code, shouldRetry = null) {
 	if (status >= 200 && status < 300)
 		return 'success';
+	if (shouldRetry === true)
+		return 'retry';
+	if (shouldRetry === false)
+		return 'final';
 	if (status >= 500 && status < 600)
 		return 'retry';
 	if (status === 409 && RETRYABLE_CODES.includes(code))
@@ -285,6 +307,143 @@ export class IdemordersClient {
 		return this.#send(url, payload, opts, 'cancelled');
 	}
 
+	/**
+	 * One page of the caller's own orders, newest first (GET {url}):
+	 * opts.limit (1-100; the server's default 20 when absent), and at
+	 * most one cursor, opts.startingAfter (the orders older than this
+	 * order id) or opts.endingBefore (the newer ones).  A read: network
+	 * errors and 5xx are retried within the deadline, Retry-After
+	 * honoured.  Resolves to { ok, status, code, orders, hasMore,
+	 * nextCursor, prevCursor, body, text, headers, attempts, error }:
+	 * orders as GET {url}/{orderId} shows each; nextCursor the
+	 * startingAfter of the next (older) page, null when there is none;
+	 * prevCursor the endingBefore of the previous (newer) page, or null.
+	 * A refusal (400 VALIDATION_FAILED naming the parameter, 401) is ok
+	 * false with its code.  Never rejects for HTTP or network failures.
+	 */
+	async listOrders(opts = {}) {
+		const q = new URLSearchParams();
+		if (opts.limit !== undefined && opts.limit !== null)
+			q.set('limit', String(opts.limit));
+		if (opts.startingAfter)
+			q.set('starting_after', opts.startingAfter);
+		if (opts.endingBefore)
+			q.set('ending_before', opts.endingBefore);
+		const qs = q.toString();
+		const url = String(this.url) + (qs ? '?' + qs : '');
+		const deadline = this.now() + this.deadlineMs;
+		let last = null;
+		let attempt = 0;
+		for (;;) {
+			const left = deadline - this.now();
+			if (left <= 0 || (opts.signal && opts.signal.aborted)) {
+				last = last || this.#noAnswer(left <= 0 ?
+				    'deadline passed before the first attempt' :
+				    'aborted by the caller');
+				break;
+			}
+			let extra = {};
+			if (this.getHeaders) {
+				try {
+					extra = (await this.getHeaders(attempt + 1)) || {};
+				} catch (e) {
+					last = this.#noAnswer(`getHeaders failed: ${(e && e.message) || e}`);
+					break;
+				}
+			}
+			attempt++;
+			last = await this.#get(url, Math.min(this.tryTimeoutMs, left),
+			    opts.signal, extra);
+			if (last.status !== 0 && (last.status < 500 || last.status > 599))
+				break;
+			if (attempt >= this.maxAttempts || (opts.signal && opts.signal.aborted))
+				break;
+			const ra = parseRetryAfter(last.headers.get('retry-after'), this.now());
+			const d = ra !== null ? ra : backoffDelay(attempt,
+			    this.baseDelayMs, this.maxDelayMs, this.random);
+			if (this.now() + d >= deadline)
+				break;
+			await this.sleep(d, opts.signal);
+		}
+		const ok = last.status === 200 && last.body !== null &&
+		    Array.isArray(last.body.data);
+		const orders = ok ? last.body.data : [];
+		const older = ok && orders.length > 0 &&
+		    (opts.endingBefore ? true : last.body.has_more === true);
+		const newer = ok && orders.length > 0 &&
+		    (opts.endingBefore ? last.body.has_more === true :
+		    Boolean(opts.startingAfter));
+		return {
+			ok,
+			status: last.status,
+			code: last.code,
+			orders,
+			hasMore: ok ? last.body.has_more === true : false,
+			nextCursor: older ? orders[orders.length - 1].orderId : null,
+			prevCursor: newer ? orders[0].orderId : null,
+			body: last.body,
+			text: last.text,
+			headers: last.headers,
+			attempts: attempt,
+			error: ok ? null : (last.error || (last.status ? `HTTP ${last.status}` : null)),
+		};
+	}
+
+	/**
+	 * Every order of the caller, newest first, page by page (opts.limit
+	 * a page, default 100), from opts.startingAfter when given: an async
+	 * iterator.  Throws an Error carrying the page (error.page) when a
+	 * page cannot be read.
+	 */
+	async *allOrders(opts = {}) {
+		let cursor = opts.startingAfter || null;
+		for (;;) {
+			const page = await this.listOrders({ limit: opts.limit ?? 100,
+			    startingAfter: cursor, signal: opts.signal });
+			if (!page.ok) {
+				const e = new Error(`IdemordersClient: listing orders failed: ${page.code || page.error}`);
+				e.page = page;
+				throw e;
+			}
+			yield* page.orders;
+			if (!page.nextCursor)
+				return;
+			cursor = page.nextCursor;
+		}
+	}
+
+	/* One GET; a network error or timeout gives status 0 and its message. */
+	async #get(url, timeoutMs, signal, extra) {
+		const ac = new AbortController();
+		const onAbort = () => ac.abort();
+		if (signal)
+			signal.addEventListener('abort', onAbort, { once: true });
+		const timer = setTimeout(() => ac.abort(), timeoutMs);
+		try {
+			const res = await this.fetch(url, {
+				method: 'GET',
+				headers: { ...this.headers, ...extra },
+				credentials: this.credentials,
+				signal: ac.signal,
+			});
+			const text = await res.text();
+			const body = parseBody(text);
+			const code = body && typeof body.code === 'string' ? body.code : null;
+			return { status: res.status, headers: res.headers, text, body,
+			    code, error: null };
+		} catch (e) {
+			const why = ac.signal.aborted ?
+			    (signal && signal.aborted ? 'aborted by the caller' :
+			    `no answer within ${timeoutMs} ms`) :
+			    `network error: ${e && e.cause && e.cause.code ? e.cause.code : (e && e.message) || e}`;
+			return this.#noAnswer(why);
+		} finally {
+			clearTimeout(timer);
+			if (signal)
+				signal.removeEventListener('abort', onAbort);
+		}
+	}
+
 	/*
 	 * POST `payload` to `url` with one key for every attempt, retrying
 	 * what may be retried; `done` is the outcome of a 2xx.  The key is
@@ -338,7 +497,8 @@ export class IdemordersClient {
 			last = await this.#attempt(url, payload, key, attempt,
 			    Math.min(this.tryTimeoutMs, left), opts.signal, extra);
 			const verdict = last.status === 0 ? 'retry' :
-			    classify(last.status, last.code);
+			    classify(last.status, last.code,
+			    parseShouldRetry(last.headers.get('should-retry')));
 			let delay = null;
 			if (verdict === 'retry' && attempt < this.maxAttempts &&
 			    !(opts.signal && opts.signal.aborted)) {

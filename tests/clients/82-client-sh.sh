@@ -23,7 +23,9 @@
 # the jar keeps a cookie it sets, and no value is printed; with the demo
 # shop's vhosts, ana's session cookie and her bearer token each make her
 # order (principal customer-1001), and signed out she gets a 401 with
-# nothing written.
+# nothing written; --list pages (--limit, --starting-after, --all along
+# the Link header), a refused cursor (exit 1), another principal's list;
+# Should-Retry followed (the functions).
 # About 15 s.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
@@ -136,6 +138,17 @@ access_lines() {
 	done
 ) && ok "classify: 2xx success; no answer, 5xx, undecided 409 retried; other 4xx final" ||
     fail "classify" "a status classified wrongly"
+
+(
+	. "$IDEM_POST"
+	[[ $(idem_classify 409 OUT_OF_STOCK true) == retry ]] || exit 1
+	[[ $(idem_classify 409 OUT_OF_STOCK ' True') == retry ]] || exit 1
+	[[ $(idem_classify 500 INTERNAL_ERROR false) == final ]] || exit 1
+	[[ $(idem_classify 503 x '') == retry ]] || exit 1
+	[[ $(idem_classify 0 '' false) == retry ]] || exit 1
+	[[ $(idem_classify 201 '' true) == success ]] || exit 1
+) && ok "classify: Should-Retry true or false decides when the server sent it" ||
+    fail "classify with Should-Retry" "a status classified wrongly"
 
 # --- usage errors ----------------------------------------------------------
 for args in "" "--max-tries 0 $LIGHTTPD_URL$MOUNT" "--deadline soon $LIGHTTPD_URL$MOUNT" \
@@ -525,6 +538,60 @@ if [[ -n ${SHOP_LIGHTTPD_URL:-} && -n ${BEARER_LIGHTTPD_URL:-} &&
 		expect_sql_value "$w: stock untouched" 50 "$(stock_of "$sku")"
 	done
 fi
+
+# --- --list: the caller's own orders, a page or all ------------------------
+for args in "--list --limit 0" "--list --limit 101" "--list --starting-after x" \
+    "--list --starting-after o-1 --ending-before o-2" "--limit 5" "--all" \
+    "--list --key k" "--list --cancel o-1"; do
+	# shellcheck disable=SC2086
+	run_post $args "$LIGHTTPD_URL$MOUNT" </dev/null
+	expect_rc 2 "idem-post $args"
+done
+for s in $HTTP_SERVERS; do
+	url=$(url_of "$s")
+	new_sku sku T82-list 10
+	made=()
+	for i in 1 2 3; do
+		order_body "$sku" 1 >"$T_TMP/body"
+		run_post "$url$MOUNT" -u "$ALICE" <"$T_TMP/body"
+		made=("$(printf '%s' "$OUT" | jq -r .orderId)" "${made[@]}")
+	done
+	w="$s --list --limit 2"
+	run_post --list --limit 2 "$url$MOUNT" -u "$ALICE"
+	expect_rc 0 "$w"
+	expect_field outcome listed "$w"
+	expect_field pages 1 "$w"
+	expect_field next "${made[1]}" "$w"
+	got=$(printf '%s' "$OUT" | jq -r '[.data[].orderId] | join(" ")')
+	[[ $got == "${made[0]} ${made[1]}" ]] && ok "$w: the newest two" || fail "$w" "got '$got', made ${made[*]}"
+	w="$s --list --limit 2 --starting-after ${made[1]}"
+	run_post --list --limit 2 --starting-after "${made[1]}" "$url$MOUNT" -u "$ALICE"
+	expect_rc 0 "$w"
+	[[ $(printf '%s' "$OUT" | jq -r '.data[0].orderId') == "${made[2]}" ]] &&
+	    ok "$w: ${made[2]} next" || fail "$w" "$(head -c 200 <<<"$OUT")"
+	w="$s --list --all --limit 100"
+	run_post --list --all --limit 100 "$url$MOUNT" -u "$ALICE"
+	expect_rc 0 "$w"
+	pages=$(field pages)
+	[[ $pages =~ ^[0-9]+$ && $pages -ge 1 && $(printf '%s\n' "$OUT" | wc -l) -eq $pages ]] &&
+	    ok "$w: $pages pages, one a line" || fail "$w" "pages=$pages, $(printf '%s\n' "$OUT" | wc -l) lines"
+	got=$(printf '%s\n' "$OUT" | head -n 1 | jq -r '[.data[0:3][].orderId] | join(" ")')
+	[[ $got == "${made[*]}" ]] && ok "$w: the newest first" || fail "$w" "first page starts: $got"
+	expect_sql_value "$w: every order of alice's, once" \
+	    "$(sql "SELECT COUNT(*) FROM orders WHERE principal_id = 'alice'")" \
+	    "$(printf '%s\n' "$OUT" | jq -r '.data[].orderId' | sort -u | wc -l)"
+	expect_field next - "$w: the last page has no next"
+	w="$s --list --ending-before an unknown order"
+	run_post --list --ending-before o-99999999999 "$url$MOUNT" -u "$ALICE"
+	expect_rc 1 "$w"
+	expect_field code VALIDATION_FAILED "$w"
+	expect_field attempts 1 "$w"
+	w="$s --list as bob"
+	run_post --list --limit 100 "$url$MOUNT" -u "$BOB"
+	expect_rc 0 "$w"
+	[[ " $(printf '%s' "$OUT" | jq -r '[.data[].orderId] | join(" ")') " != *" ${made[0]} "* ]] &&
+	    ok "$w: not alice's orders" || fail "$w" "holds ${made[0]}"
+done
 
 pool_wait_full 40 || fail "pool" "fewer workers than configured after the crashes"
 finish

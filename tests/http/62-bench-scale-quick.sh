@@ -5,7 +5,8 @@
 # `idemorders audit` finds it clean (before the runs, as the bench checks
 # it, and after them, here), the buffer pool is the small one, and the
 # report has every row of both sizes with answers and no unexpected
-# status.  A smoke check only: no speed is asserted.
+# status (the list runs too: GET /orders pages of the list principal,
+# each with orders).  A smoke check only: no speed is asserted.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -71,9 +72,13 @@ else
 fi
 # A third of the history is the bench principal's (random keys it creates
 # with land among them), the rest the scale-NNNNNN principals'.
-mine=$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND principal_id NOT LIKE 'scale-%'")
+mine=$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND principal_id = 'alice'")
 expect_eq "the bench principal's filled orders (a third)" \
     "$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND id MOD 3 = 1")" "$mine"
+# The list principal: every third row below BENCH_SCALE_LIST_ROWS x 3 rows.
+expect_eq "the list principal's filled orders (a third at this N)" \
+    "$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND id MOD 3 = 2")" \
+    "$(bsql "SELECT COUNT(*) FROM orders WHERE id <= $N AND principal_id = 'bob'")"
 expect_eq "buffer pool during the runs (256 MiB)" 268435456 \
     "$(bsql "SELECT @@innodb_buffer_pool_size")"
 if a=$(IDEMORDERS_STACK=bench "$DEV" audit 2>&1); then
@@ -88,7 +93,7 @@ check "report $md written" test -s "$md"
 check "raw results $tsv written" test -s "$tsv"
 for n in 0 "$N"; do
 	for row in "app create lighttpd" "app create-uuid lighttpd" "app replay lighttpd" "app conflict lighttpd" \
-	    "app get lighttpd" "D D -" "D D-batched -" "app create-expire lighttpd"; do
+	    "app get lighttpd" "app list lighttpd" "app list-deep lighttpd" "D D -" "D D-batched -" "app create-expire lighttpd"; do
 		read -r kind test server <<<"$row"
 		line=$(awk -F'\t' -v n="$n" -v k="$kind" -v t="$test" -v s="$server" \
 		    '$1 == n && $2 == k && $3 == t && $4 == s' "$tsv" 2>/dev/null | head -n 1)
@@ -132,7 +137,7 @@ if [[ $redo =~ ^[1-9][0-9]*\ [1-9][0-9]*$ ]]; then
 else
 	fail "redo/binlog per create" "got '$redo' from $md"
 fi
-for t in "creates at N = $N ≥ 0.8" "creates with random UUID keys at N = $N ≥ 0.8" "expiry keeps up" "redo bytes per create ≤ D naive (N = $N)"; do
+for t in "GET /orders pages (limit 20) of a principal with" "creates at N = $N ≥ 0.8" "creates with random UUID keys at N = $N ≥ 0.8" "expiry keeps up" "redo bytes per create ≤ D naive (N = $N)"; do
 	if grep -qF "| $t" "$md"; then
 		ok "targets table: $t"
 	else

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
 	IdemordersClient, MemoryStorage, backoffDelay, classify, parseRetryAfter,
+	parseShouldRetry,
 } from '../idemorders-client.mjs';
 
 const ORDER = { currency: 'KRW', items: [{ sku: 'A-10', qty: 1 }], amount: 6000 };
@@ -412,4 +413,94 @@ test('credentials can be set: include for a mount on another origin', async () =
 	const { client, calls } = scripted([answer(201, {})], { credentials: 'include' });
 	await client.createOrder(ORDER);
 	assert.equal(calls[0].init.credentials, 'include');
+});
+
+test('Should-Retry decides when the server sends it', () => {
+	assert.equal(parseShouldRetry('true'), true);
+	assert.equal(parseShouldRetry(' False '), false);
+	assert.equal(parseShouldRetry(null), null);
+	assert.equal(parseShouldRetry('maybe'), null);
+	assert.equal(classify(409, 'OUT_OF_STOCK', true), 'retry');
+	assert.equal(classify(500, 'INTERNAL_ERROR', false), 'final');
+	assert.equal(classify(503, null, null), 'retry');
+	assert.equal(classify(201, null, true), 'success');
+});
+
+test('Should-Retry: true on a 409 OUT_OF_STOCK retries the same key after Retry-After', async () => {
+	const { client, calls, sleeps } = scripted([
+	    problem(409, 'OUT_OF_STOCK', { 'Should-Retry': 'true', 'Retry-After': '3' }),
+	    answer(201, { orderId: 'o-8' })]);
+	const r = await client.createOrder(ORDER, { ref: 'cart-sr' });
+	assert.equal(r.outcome, 'created');
+	assert.deepEqual(sleeps, [3000]);
+	assert.equal(calls.length, 2);
+	assert.equal(calls[0].init.headers['Idempotency-Key'], calls[1].init.headers['Idempotency-Key']);
+});
+
+test('Should-Retry: false on a 500 is final: one attempt', async () => {
+	const { client, calls } = scripted([
+	    problem(500, 'INTERNAL_ERROR', { 'Should-Retry': 'false' })]);
+	const r = await client.cancelOrder('o-5', { key: 'k-sr' });
+	assert.equal(r.outcome, 'rejected');
+	assert.equal(calls.length, 1);
+});
+
+test('cancel: Should-Retry: true on a 503 keeps the key until the final answer', async () => {
+	const { client, calls, sleeps } = scripted([
+	    problem(503, 'SERVICE_UNAVAILABLE', { 'Should-Retry': 'true', 'Retry-After': '1' }),
+	    problem(409, 'REQUEST_IN_PROGRESS', { 'Should-Retry': 'true' }),
+	    answer(200, { orderId: 'o-4', status: 'CANCELLED' })]);
+	const r = await client.cancelOrder('o-4', { ref: 'cancel-o-4', reason: 'r' });
+	assert.equal(r.outcome, 'cancelled');
+	assert.equal(sleeps[0], 1000);
+	assert.equal(new Set(calls.map((c) => c.init.headers['Idempotency-Key'])).size, 1);
+	assert.deepEqual(calls.map((c) => c.init.body), Array(3).fill('{"reason":"r"}'));
+});
+
+test('listOrders: the query, the cursors of the page, GET without a key', async () => {
+	const { client, calls } = scripted([answer(200, {
+	    data: [{ orderId: 'o-9' }, { orderId: 'o-7' }], has_more: true })]);
+	const p = await client.listOrders({ limit: 2, startingAfter: 'o-10' });
+	assert.equal(calls[0].url, 'http://shop.invalid/orders?limit=2&starting_after=o-10');
+	assert.equal(calls[0].init.method, 'GET');
+	assert.equal(calls[0].init.headers['Idempotency-Key'], undefined);
+	assert.equal(p.ok, true);
+	assert.deepEqual(p.orders.map((o) => o.orderId), ['o-9', 'o-7']);
+	assert.equal(p.hasMore, true);
+	assert.equal(p.nextCursor, 'o-7');
+	assert.equal(p.prevCursor, 'o-9');
+});
+
+test('listOrders: the first page has no prevCursor, the last no nextCursor', async () => {
+	const { client, calls } = scripted([answer(200, {
+	    data: [{ orderId: 'o-2' }], has_more: false })]);
+	const p = await client.listOrders();
+	assert.equal(calls[0].url, 'http://shop.invalid/orders');
+	assert.equal(p.nextCursor, null);
+	assert.equal(p.prevCursor, null);
+});
+
+test('listOrders: 503 retried after Retry-After, 400 not retried', async () => {
+	const a = scripted([problem(503, 'SERVICE_UNAVAILABLE', { 'Retry-After': '1' }),
+	    answer(200, { data: [], has_more: false })]);
+	const p = await a.client.listOrders({ endingBefore: 'o-3' });
+	assert.equal(p.ok, true);
+	assert.deepEqual(a.sleeps, [1000]);
+	const b = scripted([problem(400, 'VALIDATION_FAILED')]);
+	const q = await b.client.listOrders({ limit: 0 });
+	assert.equal(q.ok, false);
+	assert.equal(q.code, 'VALIDATION_FAILED');
+	assert.equal(b.calls.length, 1);
+});
+
+test('allOrders walks every page with starting_after', async () => {
+	const { client, calls } = scripted([
+	    answer(200, { data: [{ orderId: 'o-6' }, { orderId: 'o-5' }], has_more: true }),
+	    answer(200, { data: [{ orderId: 'o-3' }], has_more: false })]);
+	const seen = [];
+	for await (const o of client.allOrders({ limit: 2 }))
+		seen.push(o.orderId);
+	assert.deepEqual(seen, ['o-6', 'o-5', 'o-3']);
+	assert.deepEqual(calls.map((c) => c.url), ['http://shop.invalid/orders?limit=2',
+	    'http://shop.invalid/orders?limit=2&starting_after=o-5']);
 });

@@ -304,3 +304,35 @@ for (const [name, url] of SERVERS) {
 		assertOneCancel(r.key, o.orderId);
 	});
 }
+
+for (const [name, url] of SERVERS) {
+	test(`${name}: listOrders pages through alice's newest orders; allOrders reaches them`, { skip }, async () => {
+		const sku = newSku('JS-list', 10);
+		const { c } = client(url, null);
+		const made = [];
+		for (let i = 0; i < 3; i++) {
+			const r = await c.createOrder(order(sku, 1));
+			assert.equal(r.outcome, 'created', r.text);
+			made.unshift(r.orderId);
+		}
+		const p1 = await c.listOrders({ limit: 2 });
+		assert.equal(p1.ok, true, p1.text);
+		assert.deepEqual(p1.orders.map((o) => o.orderId), made.slice(0, 2));
+		assert.equal(p1.hasMore, true);
+		const p2 = await c.listOrders({ limit: 2, startingAfter: p1.nextCursor });
+		assert.equal(p2.orders[0].orderId, made[2]);
+		assert.equal(p2.prevCursor, made[2]);
+		const back = await c.listOrders({ limit: 2, endingBefore: p2.prevCursor });
+		assert.deepEqual(back.orders.map((o) => o.orderId), made.slice(0, 2));
+		const seen = [];
+		for await (const o of c.allOrders({ limit: 2 })) {
+			seen.push(o.orderId);
+			if (seen.length === 3)
+				break;
+		}
+		assert.deepEqual(seen, made);
+		const bad = await c.listOrders({ limit: 101 });
+		assert.equal(bad.status, 400);
+		assert.equal(bad.code, 'VALIDATION_FAILED');
+	});
+}

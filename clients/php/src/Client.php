@@ -30,6 +30,12 @@ namespace Idemorders;
  *
  *     $r = $client->cancelOrder('o-42', reason: 'changed my mind', key: $cancelKey);
  *     if ($r->outcome === Result::CANCELLED) ... $r->body['cancelledAt']
+ *
+ * The caller's own orders, newest first, a page at a time (cursor paging:
+ * pass a page's nextCursor as $startingAfter), or all of them:
+ *
+ *     $page = $client->listOrders(limit: 20);
+ *     foreach ($client->allOrders() as $o) ... $o['orderId'], $o['status']
  */
 final class Client
 {
@@ -166,6 +172,97 @@ final class Client
         return $this->send($url, $payload, $ref, $key, Result::CANCELLED);
     }
 
+    /**
+     * One page of the caller's own orders, newest first (GET {url}):
+     * $limit 1-100 (the server's default 20 when null), and at most one
+     * cursor, $startingAfter (the orders older than this order id) or
+     * $endingBefore (the newer ones).  A read: network errors and 5xx
+     * are retried within the deadline, Retry-After honoured.  Never
+     * throws for HTTP or network failures: see OrderPage.
+     */
+    public function listOrders(?int $limit = null, ?string $startingAfter = null,
+        ?string $endingBefore = null): OrderPage
+    {
+        $q = [];
+        if ($limit !== null) {
+            $q['limit'] = $limit;
+        }
+        if ($startingAfter !== null) {
+            $q['starting_after'] = $startingAfter;
+        }
+        if ($endingBefore !== null) {
+            $q['ending_before'] = $endingBefore;
+        }
+        $url = $this->url . ($q ? '?' . http_build_query($q, '', '&', PHP_QUERY_RFC3986) : '');
+        $deadline = ($this->clock)() + $this->deadline;
+        $last = null;
+        $attempt = 0;
+        for (;;) {
+            $left = $deadline - ($this->clock)();
+            if ($left <= 0) {
+                $last ??= $this->noAnswer('deadline passed before the first attempt');
+                break;
+            }
+            $attempt++;
+            try {
+                $res = $this->transport->get($url, $this->headers, min($this->tryTimeout, $left));
+                $last = $this->decode($res);
+            } catch (TransportException $e) {
+                $last = $this->noAnswer('network error: ' . $e->getMessage());
+            }
+            if (($last['status'] !== 0 && ($last['status'] < 500 || $last['status'] > 599))
+                || $attempt >= $this->maxAttempts) {
+                break;
+            }
+            $ra = RetryPolicy::parseRetryAfter($last['headers']['retry-after'] ?? null, ($this->clock)());
+            $d = $ra ?? RetryPolicy::backoffDelay($attempt, $this->baseDelay, $this->maxDelay, $this->random);
+            if (($this->clock)() + $d >= $deadline) {
+                break;
+            }
+            ($this->sleep)($d);
+        }
+        return new OrderPage($last['status'], $last['code'], $last['body'], $last['text'],
+            $last['headers'], $attempt, $last['error'], $startingAfter, $endingBefore);
+    }
+
+    /**
+     * Every order of the caller, newest first, page by page ($limit a
+     * page), from $startingAfter when given.  Throws \RuntimeException
+     * when a page cannot be read.
+     *
+     * @return \Generator<int, array<string, mixed>>
+     */
+    public function allOrders(int $limit = 100, ?string $startingAfter = null): \Generator
+    {
+        for (;;) {
+            $page = $this->listOrders($limit, $startingAfter);
+            if (!$page->ok) {
+                throw new \RuntimeException('listing orders failed: ' . ($page->code ?? $page->error ?? "HTTP $page->status"));
+            }
+            yield from $page->orders;
+            if ($page->nextCursor === null) {
+                return;
+            }
+            $startingAfter = $page->nextCursor;
+        }
+    }
+
+    /**
+     * @return array{status: int, headers: array<string, string>, text: string,
+     *     body: ?array<string, mixed>, code: ?string, error: ?string}
+     */
+    private function decode(HttpResponse $res): array
+    {
+        $body = null;
+        if ($res->body !== '') {
+            $decoded = json_decode($res->body, true);
+            $body = is_array($decoded) ? $decoded : null;
+        }
+        $code = isset($body['code']) && is_string($body['code']) ? $body['code'] : null;
+        return ['status' => $res->status, 'headers' => $res->headers, 'text' => $res->body,
+            'body' => $body, 'code' => $code, 'error' => null];
+    }
+
     /** @param array<string, mixed> $value */
     private static function json(array $value): string
     {
@@ -196,7 +293,8 @@ final class Client
             $attempt++;
             $last = $this->attempt($url, $payload, $key, $attempt, min($this->tryTimeout, $remaining));
             $verdict = $last['status'] === 0 ? RetryPolicy::RETRY :
-                RetryPolicy::classify($last['status'], $last['code']);
+                RetryPolicy::classify($last['status'], $last['code'],
+                    RetryPolicy::parseShouldRetry($last['headers']['should-retry'] ?? null));
             $delay = null;
             if ($verdict === RetryPolicy::RETRY && $attempt < $this->maxAttempts) {
                 $ra = RetryPolicy::parseRetryAfter($last['headers']['retry-after'] ?? null, ($this->clock)());

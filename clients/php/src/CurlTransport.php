@@ -19,6 +19,17 @@ final class CurlTransport implements Transport
 
     public function post(string $url, array $headers, string $body, float $timeout): HttpResponse
     {
+        return $this->exchange($url, $headers, $body, $timeout);
+    }
+
+    public function get(string $url, array $headers, float $timeout): HttpResponse
+    {
+        return $this->exchange($url, $headers, null, $timeout);
+    }
+
+    /** One request: a POST of $body, or a GET when $body is null. */
+    private function exchange(string $url, array $headers, ?string $body, float $timeout): HttpResponse
+    {
         if ($this->handle === null) {
             $this->handle = curl_init();
         } else {
@@ -29,8 +40,6 @@ final class CurlTransport implements Transport
         $ms = max(1, (int)ceil($timeout * 1000));
         $options = [
             CURLOPT_URL => $url,
-            CURLOPT_POST => true,
-            CURLOPT_POSTFIELDS => $body,
             // No "Expect: 100-continue" round trip.
             CURLOPT_HTTPHEADER => array_merge($headers, ['Expect:']),
             CURLOPT_RETURNTRANSFER => true,
@@ -50,6 +59,12 @@ final class CurlTransport implements Transport
                 return strlen($line);
             },
         ];
+        if ($body !== null) {
+            $options[CURLOPT_POST] = true;
+            $options[CURLOPT_POSTFIELDS] = $body;
+        } else {
+            $options[CURLOPT_HTTPGET] = true;
+        }
         curl_setopt_array($h, $this->curlOptions + $options);
         $out = curl_exec($h);
         if ($out === false) {

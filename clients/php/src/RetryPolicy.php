@@ -15,13 +15,19 @@ final class RetryPolicy
     public const FINAL = 'final';
 
     /**
-     * Classify an answer: 2xx success; 5xx and a 409 whose code says the
-     * key is not decided yet are retried; every other status is final.
+     * Classify an answer: 2xx success; else as Should-Retry said
+     * ($shouldRetry true or false) when the server sent it; else 5xx and
+     * a 409 whose code says the key is not decided yet are retried and
+     * every other status is final.
      */
-    public static function classify(int $status, ?string $code): string
+    public static function classify(int $status, ?string $code, ?bool $shouldRetry = null): string
     {
         if ($status >= 200 && $status < 300) {
             return self::SUCCESS;
+        }
+        // The server's word, when it said it (Should-Retry: true or false).
+        if ($shouldRetry !== null) {
+            return $shouldRetry ? self::RETRY : self::FINAL;
         }
         if ($status >= 500 && $status < 600) {
             return self::RETRY;
@@ -30,6 +36,13 @@ final class RetryPolicy
             return self::RETRY;
         }
         return self::FINAL;
+    }
+
+    /** Return a Should-Retry header value as true, false, or null (absent or neither word). */
+    public static function parseShouldRetry(?string $value): ?bool
+    {
+        $v = strtolower(trim($value ?? ''));
+        return $v === 'true' ? true : ($v === 'false' ? false : null);
     }
 
     /**

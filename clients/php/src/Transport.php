@@ -15,4 +15,12 @@ interface Transport
      * @throws TransportException when no HTTP answer arrived
      */
     public function post(string $url, array $headers, string $body, float $timeout): HttpResponse;
+
+    /**
+     * GET $url with $headers, waiting at most $timeout seconds.
+     *
+     * @param list<string> $headers
+     * @throws TransportException when no HTTP answer arrived
+     */
+    public function get(string $url, array $headers, float $timeout): HttpResponse;
 }

@@ -258,4 +258,81 @@ final class ClientTest extends TestCase
         $this->assertSame('my-key-1', $r->key);
         $this->assertNull($this->store->get('cart-k'));
     }
+
+    public function testShouldRetryTrueRetriesAConflictWithTheSameKey(): void
+    {
+        $tr = new ScriptedTransport([
+            ScriptedTransport::problem(409, 'OUT_OF_STOCK', ['Should-Retry' => 'true', 'Retry-After' => '2']),
+            ScriptedTransport::created('o-8')]);
+        $r = $this->client($tr)->createOrder(self::ORDER, ref: 'cart-sr');
+        $this->assertSame(Result::CREATED, $r->outcome);
+        $this->assertSame([2.0], $this->sleeps);
+        $this->assertSame($tr->header(0, 'Idempotency-Key'), $tr->header(1, 'Idempotency-Key'));
+    }
+
+    public function testShouldRetryFalseMakesA500Final(): void
+    {
+        $tr = new ScriptedTransport([ScriptedTransport::problem(500, 'INTERNAL_ERROR', ['Should-Retry' => 'false'])]);
+        $r = $this->client($tr)->cancelOrder('o-5', 'r', key: 'k-sr');
+        $this->assertSame(Result::REJECTED, $r->outcome);
+        $this->assertCount(1, $tr->requests);
+    }
+
+    public function testCancelKeepsItsKeyUntilTheFinalAnswer(): void
+    {
+        $tr = new ScriptedTransport([
+            ScriptedTransport::problem(503, 'SERVICE_UNAVAILABLE', ['Should-Retry' => 'true', 'Retry-After' => '1']),
+            ScriptedTransport::problem(409, 'REQUEST_IN_PROGRESS', ['Should-Retry' => 'true']),
+            new HttpResponse(200, ['content-type' => 'application/json'], '{"orderId":"o-4","status":"CANCELLED"}')]);
+        $r = $this->client($tr)->cancelOrder('o-4', 'changed my mind', ref: 'cancel-o-4');
+        $this->assertSame(Result::CANCELLED, $r->outcome);
+        $this->assertSame(1.0, $this->sleeps[0]);
+        $keys = array_map(fn (int $i) => $tr->header($i, 'Idempotency-Key'), [0, 1, 2]);
+        $this->assertCount(1, array_unique($keys));
+        $this->assertSame('{"reason":"changed my mind"}', $tr->requests[2]['body']);
+    }
+
+    public function testListOrdersReadsAPageAndItsCursors(): void
+    {
+        $tr = new ScriptedTransport([new HttpResponse(200, ['content-type' => 'application/json'],
+            '{"data":[{"orderId":"o-9"},{"orderId":"o-7"}],"has_more":true}')]);
+        $p = $this->client($tr)->listOrders(2, startingAfter: 'o-10');
+        $this->assertSame('http://shop.invalid/orders?limit=2&starting_after=o-10', $tr->requests[0]['url']);
+        $this->assertSame('GET', $tr->requests[0]['method']);
+        $this->assertNull($tr->header(0, 'Idempotency-Key'));
+        $this->assertTrue($p->ok);
+        $this->assertSame(['o-9', 'o-7'], array_column($p->orders, 'orderId'));
+        $this->assertTrue($p->hasMore);
+        $this->assertSame('o-7', $p->nextCursor);
+        $this->assertSame('o-9', $p->prevCursor);
+    }
+
+    public function testListOrdersRetriesA503AndNotA400(): void
+    {
+        $tr = new ScriptedTransport([
+            ScriptedTransport::problem(503, 'SERVICE_UNAVAILABLE', ['Retry-After' => '1']),
+            new HttpResponse(200, [], '{"data":[],"has_more":false}')]);
+        $p = $this->client($tr)->listOrders(endingBefore: 'o-3');
+        $this->assertTrue($p->ok);
+        $this->assertSame([1.0], $this->sleeps);
+        $this->assertNull($p->nextCursor);
+        $tr = new ScriptedTransport([ScriptedTransport::problem(400, 'VALIDATION_FAILED')]);
+        $p = $this->client($tr)->listOrders(0);
+        $this->assertFalse($p->ok);
+        $this->assertSame('VALIDATION_FAILED', $p->code);
+        $this->assertCount(1, $tr->requests);
+    }
+
+    public function testAllOrdersWalksEveryPage(): void
+    {
+        $tr = new ScriptedTransport([
+            new HttpResponse(200, [], '{"data":[{"orderId":"o-6"},{"orderId":"o-5"}],"has_more":true}'),
+            new HttpResponse(200, [], '{"data":[{"orderId":"o-3"}],"has_more":false}')]);
+        $ids = [];
+        foreach ($this->client($tr)->allOrders(2) as $o) {
+            $ids[] = $o['orderId'];
+        }
+        $this->assertSame(['o-6', 'o-5', 'o-3'], $ids);
+        $this->assertSame('http://shop.invalid/orders?limit=2&starting_after=o-5', $tr->requests[1]['url']);
+    }
 }

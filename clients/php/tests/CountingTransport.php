@@ -20,6 +20,12 @@ final class CountingTransport implements Transport
     {
     }
 
+    public function get(string $url, array $headers, float $timeout): HttpResponse
+    {
+        $this->requests++;
+        return $this->inner->get($url, $headers, $timeout);
+    }
+
     public function post(string $url, array $headers, string $body, float $timeout): HttpResponse
     {
         $this->requests++;

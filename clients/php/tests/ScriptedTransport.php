@@ -15,7 +15,7 @@ use Idemorders\TransportException;
  */
 final class ScriptedTransport implements Transport
 {
-    /** @var list<array{url: string, headers: list<string>, body: string, timeout: float}> */
+    /** @var list<array{url: string, headers: list<string>, body: string, timeout: float, method: string}> */
     public array $requests = [];
 
     /** @param list<HttpResponse|TransportException|callable> $script */
@@ -23,9 +23,16 @@ final class ScriptedTransport implements Transport
     {
     }
 
-    public function post(string $url, array $headers, string $body, float $timeout): HttpResponse
+    public function get(string $url, array $headers, float $timeout): HttpResponse
     {
-        $this->requests[] = ['url' => $url, 'headers' => $headers, 'body' => $body, 'timeout' => $timeout];
+        return $this->post($url, $headers, '', $timeout, 'GET');
+    }
+
+    public function post(string $url, array $headers, string $body, float $timeout,
+        string $method = 'POST'): HttpResponse
+    {
+        $this->requests[] = ['url' => $url, 'headers' => $headers, 'body' => $body, 'timeout' => $timeout,
+            'method' => $method];
         $next = $this->script[min(count($this->requests), count($this->script)) - 1];
         if (is_callable($next)) {
             $next = $next();

@@ -338,4 +338,38 @@ final class StackTest extends TestCase
         $this->assertSame("50\t1", self::stockRow($sku));
         $this->assertOneCancel($r->key, (string)$o->orderId);
     }
+
+    /** @dataProvider servers */
+    public function testListOrdersPagesThroughTheNewestOrders(string $var): void
+    {
+        $url = (string)getenv($var);
+        $sku = self::newSku('PHP-list', 10);
+        $c = $this->client($url, null);
+        $made = [];
+        for ($i = 0; $i < 3; $i++) {
+            $r = $c->createOrder(self::order($sku, 1));
+            $this->assertSame(Result::CREATED, $r->outcome, $r->text);
+            array_unshift($made, (string)$r->orderId);
+        }
+        $p1 = $c->listOrders(2);
+        $this->assertTrue($p1->ok, $p1->text);
+        $this->assertSame(array_slice($made, 0, 2), array_column($p1->orders, 'orderId'));
+        $this->assertTrue($p1->hasMore);
+        $p2 = $c->listOrders(2, startingAfter: $p1->nextCursor);
+        $this->assertSame($made[2], $p2->orders[0]['orderId']);
+        $this->assertSame($made[2], $p2->prevCursor);
+        $back = $c->listOrders(2, endingBefore: $p2->prevCursor);
+        $this->assertSame(array_slice($made, 0, 2), array_column($back->orders, 'orderId'));
+        $seen = [];
+        foreach ($c->allOrders(2) as $o) {
+            $seen[] = $o['orderId'];
+            if (count($seen) === 3) {
+                break;
+            }
+        }
+        $this->assertSame($made, $seen);
+        $bad = $c->listOrders(101);
+        $this->assertSame(400, $bad->status);
+        $this->assertSame('VALIDATION_FAILED', $bad->code);
+    }
 }
