@@ -18,6 +18,7 @@
 #include "order_cancel.h"
 #include "order_create.h"
 #include "order_input.h"
+#include "order_list.h"
 #include "order_view.h"
 #include "peers.h"
 #include "response.h"
@@ -192,6 +193,168 @@ handle_get(struct db *db, const struct conf *conf, const struct request *req,
 out:
 	free(note);
 	free(v);
+}
+
+/* The body of a page of orders, as it is rendered. */
+struct list_page {
+	struct buf	*body;
+	size_t		 count;
+};
+
+static int
+list_emit(const struct order_view *v, void *arg)
+{
+	struct list_page	*pg = arg;
+
+	if (pg->count++ > 0 && buf_addc(pg->body, ',') != 0)
+		return -1;
+	return order_view_render(v, pg->body);
+}
+
+/*
+ * The ids of the page, checked against the cursor; 1 when the cursor is
+ * not the principal's.  *from is where the page starts in ids, *n its
+ * length, *more whether more orders lie beyond it in its direction.
+ */
+static int
+list_ids(struct db *db, const char *principal, const struct order_list_query *q,
+    unsigned long long *ids, size_t *from, size_t *n, int *more)
+{
+	size_t	 got, i;
+	int	 rc;
+
+	rc = db_ensure(db);
+	if (rc == DB_OK)
+		rc = db_read_limits(db);
+	if (rc == DB_OK)
+		rc = store_list_ids(db, principal, (int)q->dir, q->cursor,
+		    q->limit, ids, &got);
+	if (rc != DB_OK)
+		return rc;
+	*from = 0;
+	if (q->dir != ORDER_LIST_FIRST) {
+		if (got == 0 || ids[0] != q->cursor)
+			return 1;
+		*from = 1;
+		got--;
+	}
+	*more = got > (size_t)q->limit;
+	*n = *more ? (size_t)q->limit : got;
+	if (q->dir == ORDER_LIST_BEFORE) {
+		/* Read oldest first: newest first, as every page. */
+		for (i = 0; i < *n / 2; i++) {
+			unsigned long long t = ids[*from + i];
+
+			ids[*from + i] = ids[*from + *n - 1 - i];
+			ids[*from + *n - 1 - i] = t;
+		}
+	}
+	return DB_OK;
+}
+
+/* The Link header: rel="next" to older orders, rel="prev" to newer. */
+static void
+list_links(const struct conf *conf, const struct order_list_query *q,
+    const unsigned long long *page, size_t n, int more, struct response *resp)
+{
+	char	 first[ORDER_ID_MAX], last[ORDER_ID_MAX];
+	int	 next, prev;
+
+	if (n == 0)
+		return;
+	order_id_format(first, sizeof(first), page[0]);
+	order_id_format(last, sizeof(last), page[n - 1]);
+	next = q->dir == ORDER_LIST_BEFORE ? 1 : more;
+	prev = q->dir == ORDER_LIST_FIRST ? 0 :
+	    q->dir == ORDER_LIST_AFTER ? 1 : more;
+	if (next && prev)
+		response_header(resp, "Link", "<%s?limit=%d&starting_after=%s>; "
+		    "rel=\"next\", <%s?limit=%d&ending_before=%s>; "
+		    "rel=\"prev\"", conf->mount, q->limit, last, conf->mount,
+		    q->limit, first);
+	else if (next)
+		response_header(resp, "Link", "<%s?limit=%d&starting_after=%s>; "
+		    "rel=\"next\"", conf->mount, q->limit, last);
+	else if (prev)
+		response_header(resp, "Link", "<%s?limit=%d&ending_before=%s>; "
+		    "rel=\"prev\"", conf->mount, q->limit, first);
+}
+
+/*
+ * GET /orders: a page of the principal's own orders, newest first, each
+ * as GET /orders/{orderId} shows it, read from the index on
+ * (principal_id, id).
+ */
+static void
+handle_list(struct db *db, const struct conf *conf, const struct request *req,
+    struct response *resp)
+{
+	struct order_list_query	 q;
+	struct problem		 p;
+	struct list_page	 pg;
+	unsigned long long	 ids[ORDER_LIST_LIMIT_MAX + 2];
+	const char		*query;
+	size_t			 from = 0, n = 0;
+	int			 rc, more = 0;
+
+	query = strchr(req->uri, '?');
+	if (order_list_parse(query ? query + 1 : NULL, &q, &p) == -1) {
+		response_problem(resp, &p);
+		return;
+	}
+	read_deadline(db, conf);
+	rc = list_ids(db, req->principal, &q, ids, &from, &n, &more);
+	if (rc == DB_LOST)	/* once more, on a new connection */
+		rc = list_ids(db, req->principal, &q, ids, &from, &n, &more);
+	if (rc == 1) {
+		db_end_read(db);
+		response_error(resp, 400, PROBLEM_VALIDATION_FAILED, "%s must "
+		    "be the id of one of your orders", q.dir == ORDER_LIST_AFTER ?
+		    "starting_after" : "ending_before");
+		return;
+	}
+	response_reset(resp);
+	pg.body = &resp->body;
+	pg.count = 0;
+	if (rc == DB_OK && buf_adds(&resp->body, "{\"data\":[") != 0)
+		rc = STORE_EMIT_FAILED;
+	if (rc == DB_OK)
+		rc = store_list_page(db, req->principal, ids + from, n,
+		    list_emit, &pg);
+	db_end_read(db);
+	if (rc == DB_OK && pg.count != n) {
+		/* An order of the page vanished between the two reads. */
+		log_warnx("order list: %zu of %zu orders read", pg.count, n);
+		rc = DB_ERROR;
+	}
+	if (rc == STORE_EMIT_FAILED) {
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
+		    "too large");
+		return;
+	}
+	if (rc < 0) {
+		log_warnx("order list failed: %s (%u, %s)", db->last_error,
+		    db->last_errno, db_class_name(rc));
+		if (rc == DB_ERROR)
+			response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the "
+			    "orders could not be read");
+		else {
+			response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE,
+			    "the database does not answer");
+			response_header(resp, "Retry-After", "1");
+		}
+		return;
+	}
+	if (buf_printf(&resp->body, "],\"has_more\":%s}", more ? "true" :
+	    "false") != 0) {
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
+		    "too large");
+		return;
+	}
+	resp->status = 200;
+	resp->outcome = OUTCOME_OK;
+	response_header(resp, "Content-Type", "application/json");
+	list_links(conf, &q, ids + from, n, more, resp);
 }
 
 #ifdef ENABLE_FAULT_INJECTION
@@ -415,7 +578,10 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		handle_metrics(db, conf, req, resp);
 		break;
 	case ROUTE_ORDERS:
-		result = handle_create(db, conf, req, resp);
+		if (strcmp(req->method, "POST") == 0)
+			result = handle_create(db, conf, req, resp);
+		else
+			handle_list(db, conf, req, resp);
 		break;
 	case ROUTE_CANCEL:
 		result = handle_cancel(db, conf, req, m.arg, resp);

@@ -16,7 +16,7 @@ struct route {
 
 /* First match wins, so the fixed names come before the wildcard. */
 static const struct route routes[] = {
-	{ ROUTE_ORDERS, "", { "POST" }, "POST", 1 },
+	{ ROUTE_ORDERS, "", { "GET", "HEAD", "POST" }, "GET, HEAD, POST", 1 },
 	{ ROUTE_HEALTH, "/_health", { "GET", "HEAD" }, "GET, HEAD", 0 },
 	{ ROUTE_METRICS, "/_metrics", { "GET", "HEAD" }, "GET, HEAD", 0 },
 	{ ROUTE_ORDER, "/*", { "GET", "HEAD" }, "GET, HEAD", 1 },

@@ -12,7 +12,7 @@
 
 enum route_id {
 	ROUTE_NONE = 0,		/* 404 */
-	ROUTE_ORDERS,		/* the collection: POST creates */
+	ROUTE_ORDERS,		/* the collection: POST creates, GET lists */
 	ROUTE_HEALTH,		/* GET health */
 	ROUTE_ORDER,		/* one order: GET */
 	ROUTE_CANCEL,		/* one order's cancel: POST */

@@ -450,3 +450,192 @@ store_batch_cancel(struct db_batch *b, unsigned long long claim,
 		return -1;
 	return db_batch_guard(b, 1);
 }
+
+/*
+ * The ids of a page of principal's orders, from the index on
+ * (principal_id, id), into ids (room for limit + 2): dir 0 the newest,
+ * 1 those older than cursor, 2 those newer (enum order_list_dir).  With
+ * a cursor the first id read is the cursor itself when it is the
+ * principal's, so that one statement checks it.  Returns the count in
+ * *n and DB_OK, or a db_err.
+ */
+int
+store_list_ids(struct db *db, const char *principal, int dir,
+    unsigned long long cursor, int limit, unsigned long long *ids, size_t *n)
+{
+	static const char first[] = "SELECT id FROM orders "
+	    "WHERE principal_id = ? ORDER BY id DESC LIMIT ?";
+	static const char after[] = "SELECT id FROM orders "
+	    "WHERE principal_id = ? AND id <= ? ORDER BY id DESC LIMIT ?";
+	static const char before[] = "SELECT id FROM orders "
+	    "WHERE principal_id = ? AND id >= ? ORDER BY id ASC LIMIT ?";
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[3], r[1];
+	long long	 c = (long long)cursor, lim, v = 0;
+	int		 rc, k = 0;
+
+	*n = 0;
+	if (dir == 0)
+		rc = db_stmt(db, DBS_LIST_FIRST, first, &st);
+	else
+		rc = db_stmt(db, dir == 1 ? DBS_LIST_AFTER : DBS_LIST_BEFORE,
+		    dir == 1 ? after : before, &st);
+	if (rc != DB_OK)
+		return rc;
+	lim = limit + (dir == 0 ? 1 : 2);
+	db_bind_str(&p[k++], principal, strlen(principal));
+	if (dir != 0) {
+		db_bind_i64(&p[k], &c);
+		p[k++].is_unsigned = 1;
+	}
+	db_bind_i64(&p[k++], &lim);
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
+		return rc;
+	db_bind_i64(&r[0], &v);
+	r[0].is_unsigned = 1;
+	rc = db_bind_result(db, st, r);
+	if (rc != DB_OK) {
+		db_stmt_done(db, st);
+		return rc;
+	}
+	while ((rc = db_fetch(db, st)) == 1)
+		if (*n < (size_t)lim)
+			ids[(*n)++] = (unsigned long long)v;
+	db_stmt_done(db, st);
+	return rc < 0 ? rc : DB_OK;
+}
+
+/*
+ * Read the orders ids[0..n-1] (newest first, principal's, contiguous in
+ * the index) with their items in one statement and call emit on each,
+ * as GET /orders/{orderId} shows it.  Returns DB_OK, a db_err, or
+ * STORE_EMIT_FAILED.
+ */
+int
+store_list_page(struct db *db, const char *principal,
+    const unsigned long long *ids, size_t n,
+    int (*emit)(const struct order_view *, void *), void *arg)
+{
+	static const char sql[] = "SELECT o.id, o.status, o.currency, "
+	    "o.amount, o.shipping, o.note, DATE_FORMAT(o.created_at, "
+	    "'%Y-%m-%dT%H:%i:%sZ'), i.sku, i.qty, i.unit_price, "
+	    "DATE_FORMAT(o.cancelled_at, '%Y-%m-%dT%H:%i:%sZ') "
+	    "FROM orders o JOIN order_items i ON i.order_id = o.id "
+	    "WHERE o.principal_id = ? AND o.id BETWEEN ? AND ? "
+	    "ORDER BY o.id DESC, i.sku";
+	const size_t		 notesz = ORDER_NOTE_MAX * 4 + 1;
+	MYSQL_STMT		*st;
+	MYSQL_BIND		 p[3], r[11];
+	unsigned long		 len[11];
+	my_bool			 nul[11];
+	long long		 lo, hi, oid, amount, price;
+	unsigned long long	 cur = 0;
+	char			 sku[ORDER_SKU_MAX + 1], status[17];
+	char			 currency[4], shipping[17], created[32];
+	char			 cancelled[32], *note = NULL, *notebuf = NULL;
+	struct order_view	*v = NULL;
+	struct order_view_item	*it;
+	size_t			 next = 0;
+	int			 rc, qty, failed = 0;
+
+	if (n == 0)
+		return DB_OK;
+	v = malloc(sizeof(*v));
+	note = malloc(notesz);
+	notebuf = malloc(notesz);
+	if (v == NULL || note == NULL || notebuf == NULL) {
+		rc = STORE_EMIT_FAILED;
+		goto out;
+	}
+	hi = (long long)ids[0];
+	lo = (long long)ids[n - 1];
+	rc = db_stmt(db, DBS_LIST_PAGE, sql, &st);
+	if (rc != DB_OK)
+		goto out;
+	db_bind_str(&p[0], principal, strlen(principal));
+	db_bind_i64(&p[1], &lo);
+	p[1].is_unsigned = 1;
+	db_bind_i64(&p[2], &hi);
+	p[2].is_unsigned = 1;
+	rc = db_execute(db, st, p);
+	if (rc != DB_OK)
+		goto out;
+	db_bind_i64(&r[0], &oid);
+	r[0].is_unsigned = 1;
+	db_bind_out_str(&r[1], status, sizeof(status) - 1, &len[1], &nul[1]);
+	db_bind_out_str(&r[2], currency, sizeof(currency), &len[2], &nul[2]);
+	db_bind_i64(&r[3], &amount);
+	db_bind_out_str(&r[4], shipping, sizeof(shipping) - 1, &len[4],
+	    &nul[4]);
+	db_bind_out_str(&r[5], note, notesz, &len[5], &nul[5]);
+	db_bind_out_str(&r[6], created, sizeof(created) - 1, &len[6], &nul[6]);
+	db_bind_out_str(&r[7], sku, sizeof(sku) - 1, &len[7], &nul[7]);
+	db_bind_int(&r[8], &qty);
+	db_bind_i64(&r[9], &price);
+	db_bind_out_str(&r[10], cancelled, sizeof(cancelled) - 1, &len[10],
+	    &nul[10]);
+	rc = db_bind_result(db, st, r);
+	if (rc != DB_OK) {
+		db_stmt_done(db, st);
+		goto out;
+	}
+	for (;;) {
+		rc = db_fetch(db, st);
+		if (rc != 1)
+			break;
+		if (failed)
+			continue;
+		if ((unsigned long long)oid != cur) {
+			/* A new order: emit the one before it. */
+			if (cur != 0 && emit(v, arg) != 0) {
+				failed = 1;
+				continue;
+			}
+			cur = 0;
+			/* Skip ids the first read did not see (committed
+			   since, with an older auto-increment value). */
+			while (next < n && ids[next] > (unsigned long long)oid)
+				next++;
+			if (next == n || ids[next] != (unsigned long long)oid)
+				continue;
+			next++;
+			cur = (unsigned long long)oid;
+			memset(v, 0, sizeof(*v));
+			order_id_format(v->id, sizeof(v->id), cur);
+			memcpy(v->status, status, len[1] < 16 ? len[1] : 16);
+			memcpy(v->currency, currency, len[2] < 3 ? len[2] : 3);
+			v->amount = amount;
+			memcpy(v->shipping, shipping, len[4] < 16 ? len[4] : 16);
+			if (len[5] >= notesz)
+				len[5] = notesz - 1;
+			memcpy(notebuf, note, len[5]);
+			notebuf[len[5]] = '\0';
+			v->note = notebuf;
+			v->note_len = len[5];
+			memcpy(v->created_at, created, len[6] < 31 ? len[6] :
+			    31);
+			if (!nul[10])
+				memcpy(v->cancelled_at, cancelled, len[10] < 31 ?
+				    len[10] : 31);
+		}
+		if (cur == 0 || v->nitems == ORDER_ITEMS_MAX ||
+		    len[7] > ORDER_SKU_MAX)
+			continue;
+		it = &v->items[v->nitems++];
+		memcpy(it->sku, sku, len[7]);
+		it->sku[len[7]] = '\0';
+		it->qty = qty;
+		it->unit_price = price;
+	}
+	db_stmt_done(db, st);
+	if (rc >= 0 && !failed && cur != 0 && emit(v, arg) != 0)
+		failed = 1;
+	if (rc >= 0)
+		rc = failed ? STORE_EMIT_FAILED : DB_OK;
+out:
+	free(notebuf);
+	free(note);
+	free(v);
+	return rc;
+}

@@ -18,6 +18,9 @@ struct db_batch;
 /* The unique key (schema/) that says a key already made an order. */
 #define STORE_ORDER_KEY_CONSTRAINT	"orders_principal_key"
 
+/* store_list_page: the callback failed or memory ran out. */
+#define STORE_EMIT_FAILED	(-100)
+
 struct stock_row {
 	int		 found;
 	char		 currency[4];
@@ -45,6 +48,10 @@ int	store_read_cancel(MYSQL_RES *, MYSQL_RES *, unsigned long long,
 int	store_batch_cancel(struct db_batch *, unsigned long long,
 	    unsigned long long, size_t, time_t, const char *, const char *,
 	    size_t);
+int	store_list_ids(struct db *, const char *, int, unsigned long long,
+	    int, unsigned long long *, size_t *);
+int	store_list_page(struct db *, const char *, const unsigned long long *,
+	    size_t, int (*)(const struct order_view *, void *), void *);
 int	store_order_by_key(struct db *, const char *, const char *,
 	    unsigned long long *, long long *);
 

@@ -16,6 +16,7 @@ static const struct unit_suite *const suites[] = {
 	&test_conf_suite,
 	&test_problem_suite,
 	&test_router_suite,
+	&test_order_list_suite,
 	&test_utf8_suite,
 	&test_log_suite,
 	&test_db_suite,

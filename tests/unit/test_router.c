@@ -17,7 +17,8 @@ struct router_case {
 static const struct router_case cases[] = {
 	{ "/orders", "/orders", "POST", ROUTE_ORDERS, 1, "" },
 	{ "/orders", "/orders?x=1", "POST", ROUTE_ORDERS, 1, "" },
-	{ "/orders", "/orders", "GET", ROUTE_ORDERS, 0, "" },
+	{ "/orders", "/orders", "GET", ROUTE_ORDERS, 1, "" },
+	{ "/orders", "/orders?limit=5", "HEAD", ROUTE_ORDERS, 1, "" },
 	{ "/orders", "/orders", "DELETE", ROUTE_ORDERS, 0, "" },
 	{ "/orders", "/orders/_health", "GET", ROUTE_HEALTH, 1, "" },
 	{ "/orders", "/orders/_health", "HEAD", ROUTE_HEALTH, 1, "" },
@@ -74,7 +75,7 @@ test_allow_and_auth(void)
 	char			 uri[200];
 
 	router_match("/orders", "/orders", "PUT", &m);
-	CU_ASSERT_STRING_EQUAL(m.allow, "POST");
+	CU_ASSERT_STRING_EQUAL(m.allow, "GET, HEAD, POST");
 	CU_ASSERT_TRUE(m.needs_principal);
 	router_match("/orders", "/orders/_health", "GET", &m);
 	CU_ASSERT_STRING_EQUAL(m.allow, "GET, HEAD");
