@@ -98,7 +98,8 @@ function shop_my_orders_page(string $auth): void
     ?>
 <p>Cancelling an order puts its items back on the shelf; a payment is refunded separately.</p>
 <table id="orders" data-auth="<?= h($auth) ?>" data-orders-url="<?= h(shop_config()['orders_url']) ?>">
-  <thead><tr><th>Order</th><th>Placed</th><th>Total</th><th>Status</th><th></th></tr></thead>
+  <colgroup><col class="id"><col class="placed"><col class="total"><col class="status"><col class="act"><col></colgroup>
+  <thead><tr><th>Order</th><th>Placed</th><th>Total</th><th>Status</th><th></th><th></th></tr></thead>
   <tbody>
 <?php foreach ($orders as $o):
         $id = (string)($o['orderId'] ?? '');
@@ -120,8 +121,8 @@ function shop_my_orders_page(string $auth): void
           <button type="submit" class="cancel">Cancel</button>
         </form>
 <?php endif; ?>
-        <span class="message" role="status" aria-live="polite"></span>
       </td>
+      <td class="message" role="status" aria-live="polite"></td>
     </tr>
 <?php endforeach; ?>
   </tbody>
