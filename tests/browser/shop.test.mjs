@@ -368,12 +368,12 @@ function anasNewest(n, offset = 0) {
 }
 
 /* One cancel of `orderId` with `key`, judged by the database. */
-function cancelledOnce(sku, orderId, key) {
+function cancelledOnce(sku, orderId, key, stock = '50\t2') {
 	assert.equal(orderRow(orderId), `CANCELLED\t${key}`, 'cancelled with the key of the page');
 	assert.equal(cancelLedgerOf(key), `1\tSUCCEEDED\t${orderId}`, 'one cancel ledger row');
 	assert.equal(sql(`SELECT COUNT(*) FROM idempotency_records WHERE operation = 'cancel-order'
 	    AND resource_id = ${q(orderId)}`), '1', 'no other cancel of this order recorded');
-	assert.equal(stockRow(sku), '50\t2', 'restocked once');
+	assert.equal(stockRow(sku), stock, 'restocked once');
 	assert.equal(cancelEventsOf(orderId), '1', 'one order.cancelled event');
 }
 
@@ -415,9 +415,12 @@ for (const [server, mode, base, path, orderPath, listPath] of SHOPS) {
 
 	test(`${name}: My orders: newest first, paged, status, and a double click on Cancel: one cancel`, { skip }, async (t) => {
 		const { c, sku, orderId } = await anasOrder(t, base, mode, 'my-dbl');
-		const older = await anasOrder(t, base, mode, 'my-old');
-		// The newest order is the one made last.
-		const newest = older.orderId;
+		// One more order, the newest.
+		const r = await api(c, mode, 'POST', '/orders', { 'Content-Type': 'application/json',
+		    'Idempotency-Key': `br-my-new-${TAG}-${++serial}` },
+		    JSON.stringify({ currency: 'KRW', items: [{ sku, qty: 1 }], amount: 1000 }));
+		assert.equal(r.status, 201, r.text);
+		const newest = JSON.parse(r.text).orderId;
 		await watchCancels(c, c.page);
 		await pairPosts(c.page, CANCEL_PATH);
 		await openList(c.page, `${base}${listPath}?limit=2`);
@@ -449,7 +452,8 @@ for (const [server, mode, base, path, orderPath, listPath] of SHOPS) {
 		assert.equal(c.cancels.length, 2, 'two clicks, two requests');
 		assert.deepEqual(c.cancels.map((p) => [p.key, p.status]), [[key, 200], [key, 200]]);
 		assert.equal(c.cancels.filter((p) => p.replayed).length, 1, 'the second one replayed');
-		cancelledOnce(sku, orderId, key);
+		// 50 stocked, 2 + 1 ordered, the 2 of this order back once.
+		cancelledOnce(sku, orderId, key, '49\t2');
 		assert.equal(orderRow(newest), 'CREATED\t-', 'the other order untouched');
 		// Reloaded: cancelled, no button; the other order still offers one.
 		await openList(c.page, `${base}${listPath}?limit=2`);

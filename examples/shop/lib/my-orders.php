@@ -108,7 +108,7 @@ function shop_my_orders_page(string $auth): void
         $key = $keys[$id] ?? null; ?>
     <tr data-order-id="<?= h($id) ?>" data-status="<?= h($st) ?>"<?= $key !== null ? ' data-key="' . h($key) . '"' : '' ?>>
       <td><a href="<?= h($orderPage) ?>?id=<?= h($id) ?>"><?= h($id) ?></a></td>
-      <td><?= h(substr((string)($o['createdAt'] ?? ''), 0, 16)) ?></td>
+      <td><?= h(str_replace('T', ' ', substr((string)($o['createdAt'] ?? ''), 0, 16))) ?></td>
       <td><?= h(shop_money((int)($o['amount'] ?? 0), (string)($o['currency'] ?? ''))) ?></td>
       <td class="status"><?= h($show['label']) ?></td>
       <td>

@@ -133,6 +133,8 @@ function shop_order_page(string $auth): void
         return;
     }
     $cancelled = ($order['status'] ?? '') === 'CANCELLED';
+    // Offered only while the order's status allows (SHOP_ORDER_STATUSES).
+    $show = shop_order_status((string)($order['status'] ?? ''));
     shop_page_start("Order $orderId");
     ?>
 <table id="items">
@@ -150,6 +152,8 @@ function shop_order_page(string $auth): void
      data-orders-url="<?= h(shop_config()['orders_url']) ?>" data-status="<?= h((string)$order['status']) ?>">
 <?php if ($cancelled): ?>
   <p id="status" data-outcome="cancelled">This order is cancelled.</p>
+<?php elseif (!$show['cancel']): ?>
+  <p id="status" data-outcome="closed">This order is <?= h($show['label']) ?>: it can no longer be cancelled here.</p>
 <?php else: ?>
   <p>Cancelling puts the items back on the shelf; a payment is refunded separately.</p>
   <button type="button" id="cancel" hidden>Cancel this order</button>
@@ -164,7 +168,7 @@ function shop_order_page(string $auth): void
   </noscript>
 <?php endif; ?>
 </div>
-<?php if (!$cancelled): ?>
+<?php if ($show['cancel']): ?>
 <script type="module" src="/assets/order.mjs"></script>
 <?php endif; ?>
 <p><a href="/">Back to the products</a></p>
