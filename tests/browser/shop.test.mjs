@@ -10,22 +10,33 @@
 // with the page: a double click, a lost answer and a reload, and the form
 // without JavaScript put the order's stock back once (judged by the stock
 // row's available and restocked and by the cancel's ledger row).
+// "My orders" lists the customer's orders (newest first, paged) with their
+// status and a Cancel button per cancellable order; each button's key is
+// made by the server with the page and kept in the session, so the script,
+// the form without it, a second tab and a reload send the same one: a
+// double click, a lost answer and a reload, two tabs, and a sign-out in
+// between each end in one cancel (the order CANCELLED once, one ledger
+// row, the stock back once, one order.cancelled event).
 // Run by tests/clients/83-browser.sh, which exports the shops' URLs, DEV,
 // LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed).
-import { test, before, after } from 'node:test';
+import { test as nodeTest, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const env = process.env;
 const SHOPS = [
-	['lighttpd', 'session', env.SHOP_LIGHTTPD_URL, '/checkout.php', '/order.php'],
-	['apache', 'session', env.SHOP_APACHE_URL, '/checkout.php', '/order.php'],
-	['lighttpd', 'bearer', env.BEARER_LIGHTTPD_URL, '/checkout-token.php', '/order-token.php'],
-	['apache', 'bearer', env.BEARER_APACHE_URL, '/checkout-token.php', '/order-token.php'],
+	['lighttpd', 'session', env.SHOP_LIGHTTPD_URL, '/checkout.php', '/order.php', '/my-orders.php'],
+	['apache', 'session', env.SHOP_APACHE_URL, '/checkout.php', '/order.php', '/my-orders.php'],
+	['lighttpd', 'bearer', env.BEARER_LIGHTTPD_URL, '/checkout-token.php', '/order-token.php', '/my-orders-token.php'],
+	['apache', 'bearer', env.BEARER_APACHE_URL, '/checkout-token.php', '/order-token.php', '/my-orders-token.php'],
 ];
 const skip = !(SHOPS.every((s) => s[2]) && env.DEV && env.LOGDIR && env.NODE_DIR &&
     env.LIGHTTPD_URL) && 'no test stack (SHOP_*_URL, BEARER_*_URL, DEV, LOGDIR, NODE_DIR)';
+// BROWSER_TESTS: only the tests whose name matches (while working on a
+// page); the others are not declared, so not counted.
+const only = env.BROWSER_TESTS ? new RegExp(env.BROWSER_TESTS) : null;
+const test = (name, opts, fn) => (only === null || only.test(name)) && nodeTest(name, opts, fn);
 const CUSTOMERS = { ana: 'customer-1001', ben: 'customer-1002' };
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const DONE = ['created', 'replayed', 'rejected', 'unknown'];
@@ -345,9 +356,197 @@ async function cancelOutcome(c, page = c.page) {
 	return page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
 }
 
-for (const [server, mode, base, path, orderPath] of SHOPS) {
+/* The number of order.cancelled events of order `orderId`. */
+function cancelEventsOf(orderId) {
+	return sql(`SELECT COUNT(*) FROM events WHERE type = 'order.cancelled' AND order_id = ${Number(orderId.slice(2))}`);
+}
+
+/* Ana's newest `n` order ids, newest first. */
+function anasNewest(n, offset = 0) {
+	return sql(`SELECT CONCAT('o-', id) FROM orders WHERE principal_id = 'customer-1001'
+	    ORDER BY id DESC LIMIT ${n} OFFSET ${offset}`).split('\n').filter(Boolean);
+}
+
+/* One cancel of `orderId` with `key`, judged by the database. */
+function cancelledOnce(sku, orderId, key, stock = '50\t2') {
+	assert.equal(orderRow(orderId), `CANCELLED\t${key}`, 'cancelled with the key of the page');
+	assert.equal(cancelLedgerOf(key), `1\tSUCCEEDED\t${orderId}`, 'one cancel ledger row');
+	assert.equal(sql(`SELECT COUNT(*) FROM idempotency_records WHERE operation = 'cancel-order'
+	    AND resource_id = ${q(orderId)}`), '1', 'no other cancel of this order recorded');
+	assert.equal(stockRow(sku), stock, 'restocked once');
+	assert.equal(cancelEventsOf(orderId), '1', 'one order.cancelled event');
+}
+
+/* The rows of "My orders" on `page`: id, status shown, key, button. */
+function listRows(page) {
+	return page.$$eval('#orders tbody tr', (rows) => rows.map((r) => ({
+		id: r.dataset.orderId,
+		status: r.querySelector('.status').textContent.trim(),
+		key: r.dataset.key || '',
+		button: !!r.querySelector('button.cancel'),
+	})));
+}
+
+/* Open "My orders" on `page` and wait for its script (if it runs). */
+async function openList(page, url, script = true) {
+	const res = await page.goto(url);
+	assert.equal(res.status(), 200, `${url}: ${res.status()}`);
+	if (script)
+		await page.waitForSelector('#orders[data-ready="true"]');
+	return res;
+}
+
+/* What the row of `orderId` says once its cancel is decided. */
+async function rowOutcome(c, page, orderId) {
+	await page.waitForFunction((id) => ['cancelled', 'replayed', 'rejected', 'unknown'].includes(
+	    document.querySelector(`tr[data-order-id="${id}"]`)?.dataset.outcome), {}, orderId);
+	for (let i = 0; i < 600 && (c.cancels || []).some((p) => !p.done); i++)
+		await new Promise((r) => setTimeout(r, 100));
+	assert.ok((c.cancels || []).every((p) => p.done), 'a cancel POST never finished');
+	await new Promise((r) => setTimeout(r, 200));
+	return page.$eval(`tr[data-order-id="${orderId}"]`, (el) => ({ ...el.dataset,
+	    text: el.querySelector('.message').textContent,
+	    status: el.querySelector('.status').textContent.trim() }));
+}
+
+for (const [server, mode, base, path, orderPath, listPath] of SHOPS) {
 	const name = `${server} ${mode}`;
 	const shot = `${server}-${mode}`;
+
+	test(`${name}: My orders: newest first, paged, status, and a double click on Cancel: one cancel`, { skip }, async (t) => {
+		const { c, sku, orderId } = await anasOrder(t, base, mode, 'my-dbl');
+		// One more order, the newest.
+		const r = await api(c, mode, 'POST', '/orders', { 'Content-Type': 'application/json',
+		    'Idempotency-Key': `br-my-new-${TAG}-${++serial}` },
+		    JSON.stringify({ currency: 'KRW', items: [{ sku, qty: 1 }], amount: 1000 }));
+		assert.equal(r.status, 201, r.text);
+		const newest = JSON.parse(r.text).orderId;
+		await watchCancels(c, c.page);
+		await pairPosts(c.page, CANCEL_PATH);
+		await openList(c.page, `${base}${listPath}?limit=2`);
+		await screenshot(c, `${shot}-my-orders`);
+		let rows = await listRows(c.page);
+		assert.deepEqual(rows.map((r) => r.id), anasNewest(2), 'ana\'s two newest, newest first');
+		assert.equal(rows[0].id, newest);
+		assert.equal(rows[1].id, orderId);
+		assert.deepEqual(rows.map((r) => [r.status, r.button]), [['created', true], ['created', true]]);
+		for (const r of rows)
+			assert.match(r.key, UUID_V4);
+		assert.notEqual(rows[0].key, rows[1].key, 'a key per order');
+		// Paging: the next page starts after the last order of this one,
+		// and comes back.
+		await Promise.all([c.page.waitForNavigation(), c.page.click('#next')]);
+		await c.page.waitForSelector('#orders[data-ready="true"]');
+		const page2 = await listRows(c.page);
+		assert.deepEqual(page2.map((r) => r.id), anasNewest(2, 2), 'the next page');
+		await Promise.all([c.page.waitForNavigation(), c.page.click('#prev')]);
+		await c.page.waitForSelector('#orders[data-ready="true"]');
+		rows = await listRows(c.page);
+		assert.deepEqual(rows.map((r) => r.id), [newest, orderId], 'back to the first page');
+		const key = rows[1].key;
+		await c.page.click(`tr[data-order-id="${orderId}"] button.cancel`, { count: 2 });
+		const s = await rowOutcome(c, c.page, orderId);
+		await screenshot(c, `${shot}-my-orders-cancelled`);
+		assert.equal(s.outcome, 'cancelled', s.text);
+		assert.equal(s.status, 'cancelled');
+		assert.equal(c.cancels.length, 2, 'two clicks, two requests');
+		assert.deepEqual(c.cancels.map((p) => [p.key, p.status]), [[key, 200], [key, 200]]);
+		assert.equal(c.cancels.filter((p) => p.replayed).length, 1, 'the second one replayed');
+		// 50 stocked, 2 + 1 ordered, the 2 of this order back once.
+		cancelledOnce(sku, orderId, key, '49\t2');
+		assert.equal(orderRow(newest), 'CREATED\t-', 'the other order untouched');
+		// Reloaded: cancelled, no button; the other order still offers one.
+		await openList(c.page, `${base}${listPath}?limit=2`);
+		rows = await listRows(c.page);
+		assert.deepEqual(rows.map((r) => [r.id, r.status, r.button]),
+		    [[newest, 'created', true], [orderId, 'cancelled', false]]);
+	});
+
+	test(`${name}: My orders: the answer lost, reloaded, then the form without JavaScript and a second tab: one cancel`, { skip }, async (t) => {
+		const { c, sku, orderId } = await anasOrder(t, base, mode, 'my-lost');
+		// Two more tabs of the same customer, opened before the cancel:
+		// one without JavaScript, one with.
+		const nojs = await c.ctx.newPage();
+		nojs.setDefaultTimeout(60000);
+		await nojs.setJavaScriptEnabled(false);
+		await openList(nojs, `${base}${listPath}`, false);
+		const tab2 = await c.ctx.newPage();
+		tab2.setDefaultTimeout(60000);
+		await openList(tab2, `${base}${listPath}`);
+		await watchCancels(c, c.page, 'after_commit=drop', true);
+		await watchCancels(c, tab2);
+		await c.page.bringToFront();
+		await openList(c.page, `${base}${listPath}`);
+		const row = `tr[data-order-id="${orderId}"]`;
+		const key = await c.page.$eval(row, (el) => el.dataset.key);
+		assert.equal(await nojs.$eval(row, (el) => el.dataset.key), key, 'the form has the same key');
+		assert.equal(await tab2.$eval(row, (el) => el.dataset.key), key, 'the other tab has the same key');
+		await c.page.click(`${row} button.cancel`);
+		// The client retries; its retries do not get through.
+		await c.page.waitForFunction((r) => document.querySelector(r).dataset.outcome === 'retrying', {}, row);
+		assert.ok(c.cancels[0].status >= 500 || c.cancels[0].status === 0, `first answer ${c.cancels[0].status}`);
+		assert.equal(c.cancels[0].key, key);
+		assert.equal(orderRow(orderId), `CANCELLED\t${key}`, 'committed before the answer was lost');
+		await c.page.reload();
+		c.release();
+		for (const p of c.cancels)
+			p.done = true;
+		await c.page.waitForSelector('#orders[data-ready="true"]');
+		let rows = await listRows(c.page);
+		let mine = rows.find((r) => r.id === orderId);
+		assert.deepEqual([mine.status, mine.button], ['cancelled', false], 'the reloaded list shows it cancelled');
+		// The form without JavaScript, rendered before: the same key, replayed.
+		await nojs.bringToFront();
+		await Promise.all([nojs.waitForNavigation(), nojs.click(`${row} button.cancel`)]);
+		await nojs.waitForSelector('#status[data-outcome]');
+		const f = await nojs.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+		await nojs.screenshot({ path: `${env.LOGDIR}/browser/${shot}-my-orders-nojs.png`, fullPage: true });
+		assert.equal(f.outcome, 'replayed', f.text);
+		assert.equal(f.key, key);
+		// The second tab, rendered before: the same key, replayed.
+		await tab2.bringToFront();
+		const sent = c.cancels.length;
+		await tab2.click(`${row} button.cancel`);
+		const s = await rowOutcome(c, tab2, orderId);
+		assert.equal(s.outcome, 'replayed', s.text);
+		assert.equal(s.status, 'cancelled');
+		assert.deepEqual(c.cancels.slice(sent).map((p) => [p.key, p.status, p.replayed]), [[key, 200, true]]);
+		cancelledOnce(sku, orderId, key);
+	});
+
+	test(`${name}: My orders: signed out in between: refused, then signed in again it shows the one cancel`, { skip }, async (t) => {
+		const { c, sku, orderId } = await anasOrder(t, base, mode, 'my-out');
+		await watchCancels(c, c.page, 'after_commit=drop', true);
+		await openList(c.page, `${base}${listPath}`);
+		const row = `tr[data-order-id="${orderId}"]`;
+		const key = await c.page.$eval(row, (el) => el.dataset.key);
+		await c.page.click(`${row} button.cancel`);
+		await c.page.waitForFunction((r) => document.querySelector(r).dataset.outcome === 'retrying', {}, row);
+		assert.equal(orderRow(orderId), `CANCELLED\t${key}`, 'committed before the answer was lost');
+		// Signed out (the header's form, from another tab), then the
+		// click again on the page still open.
+		const other = await c.ctx.newPage();
+		await other.goto(`${base}/`);
+		await Promise.all([other.waitForNavigation(), other.click('#logout')]);
+		await other.close();
+		c.release();
+		await c.page.bringToFront();
+		const sent = c.cancels.length;
+		await c.page.click(`${row} button.cancel`);
+		await c.page.waitForFunction((r) => /signed out/.test(document.querySelector(r).querySelector('.message').textContent), {}, row);
+		await screenshot(c, `${shot}-my-orders-signed-out`);
+		for (const p of c.cancels.slice(sent))
+			assert.ok([401, 0].includes(p.status) || !p.done, `after sign-out: ${p.status}`);
+		// Signed in again: the order is cancelled, nothing to press.
+		await signIn(c, 'ana');
+		await openList(c.page, `${base}${listPath}`);
+		const rows = await listRows(c.page);
+		const mine = rows.find((r) => r.id === orderId);
+		assert.deepEqual([mine.status, mine.button], ['cancelled', false]);
+		for (let i = 0; i < 600 && c.cancels.some((p) => !p.done); i++)
+			await new Promise((r) => setTimeout(r, 100));
+		cancelledOnce(sku, orderId, key);
+	});
 
 	test(`${name}: "Cancel this order", a real double click: one key, restocked once`, { skip }, async (t) => {
 		const { c, sku, orderId } = await anasOrder(t, base, mode, 'cxl-dbl');

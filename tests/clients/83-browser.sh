@@ -12,7 +12,11 @@
 # order" (one key made by the server with the page): a double click, a
 # lost answer and a reload, the form without JavaScript then the script,
 # each restocked once (the stock row's available and restocked, one
-# cancel ledger row), and another customer's order page a 404.  Judged by the page and by the
+# cancel ledger row), and another customer's order page a 404; and "My
+# orders" (the list, newest first and paged, a Cancel button per order):
+# a double click, a lost answer and a reload then the form without
+# JavaScript and a second tab, and a sign-out in between, each one cancel
+# (one ledger row, restocked once, one order.cancelled event).  Judged by the page and by the
 # database.  Screenshots go to $LOGDIR/browser/.  Each top-level test
 # counts as one check, as in 81-client-js.sh.  puppeteer-core (pinned) is
 # installed under var/ on the first run.  About a minute.
@@ -49,6 +53,9 @@ if [[ $have != "$PUPPETEER_VERSION" ]]; then
 fi
 mkdir -p "$LOGDIR/browser"
 
+# BROWSER_TESTS (a pattern): only the tests whose name matches, while
+# working on one page; unset in the suite.
+export BROWSER_TESTS
 timeout -k 5 480 node --test --test-concurrency=1 --test-reporter=tap \
     "$REPO"/tests/browser/*.test.mjs >"$tap" 2>&1
 rc=$?

@@ -17,7 +17,9 @@ require_once __DIR__ . '/checkout.php';
 
 /**
  * The cancel key of $orderId in the session: the stored one, or a new
- * one stored (the session keeps the last 20 orders' keys).
+ * one stored (the session keeps the keys of the last 100 orders it
+ * rendered a Cancel button for: the order page, every row of "My
+ * orders").
  */
 function shop_cancel_key(string $orderId): string
 {
@@ -27,7 +29,7 @@ function shop_cancel_key(string $orderId): string
         $key = Idemorders\Client::newKey();
     }
     unset($keys[$orderId]);
-    $_SESSION['cancels'] = array_slice([$orderId => $key] + $keys, 0, 20, true);
+    $_SESSION['cancels'] = array_slice([$orderId => $key] + $keys, 0, 100, true);
     return $key;
 }
 
@@ -55,6 +57,29 @@ function shop_customer_headers(string $cookie, string $via): array
 }
 
 /**
+ * GET $url (/orders or under it) as the customer: [status, the JSON
+ * object of a 200 or null].
+ *
+ * @param array<string, string> $headers
+ * @return array{int, ?array<string, mixed>}
+ */
+function shop_get_json(string $url, array $headers): array
+{
+    $lines = [];
+    foreach ($headers as $n => $v) {
+        $lines[] = "$n: $v";
+    }
+    $ch = curl_init($url);
+    curl_setopt_array($ch, [CURLOPT_RETURNTRANSFER => true, CURLOPT_HTTPHEADER => $lines,
+        CURLOPT_TIMEOUT => 15]);
+    $body = curl_exec($ch);
+    $status = (int)curl_getinfo($ch, CURLINFO_RESPONSE_CODE);
+    curl_close($ch);
+    $json = is_string($body) ? json_decode($body, true) : null;
+    return [$status, $status === 200 && is_array($json) ? $json : null];
+}
+
+/**
  * GET /orders/$orderId as the customer: [status, the order or null].
  *
  * @param array<string, string> $headers
@@ -62,18 +87,27 @@ function shop_customer_headers(string $cookie, string $via): array
  */
 function shop_fetch_order(string $orderId, array $headers): array
 {
-    $lines = [];
-    foreach ($headers as $n => $v) {
-        $lines[] = "$n: $v";
-    }
-    $ch = curl_init(rtrim(shop_orders_url_here(), '/') . '/' . $orderId);
-    curl_setopt_array($ch, [CURLOPT_RETURNTRANSFER => true, CURLOPT_HTTPHEADER => $lines,
-        CURLOPT_TIMEOUT => 15]);
-    $body = curl_exec($ch);
-    $status = (int)curl_getinfo($ch, CURLINFO_RESPONSE_CODE);
-    curl_close($ch);
-    $order = is_string($body) ? json_decode($body, true) : null;
-    return [$status, $status === 200 && is_array($order) ? $order : null];
+    return shop_get_json(rtrim(shop_orders_url_here(), '/') . '/' . $orderId, $headers);
+}
+
+/*
+ * What the shop shows for an order's status, and whether it offers the
+ * Cancel button: by the status the service gives the order (its
+ * "status"), never by anything the shop remembers.  A status not listed
+ * here is shown as it is, without a button.
+ */
+const SHOP_ORDER_STATUSES = [
+    'CREATED' => ['label' => 'created', 'cancel' => true],
+    'CANCELLED' => ['label' => 'cancelled', 'cancel' => false],
+    // Set once the warehouse has packed the order: no longer offered for
+    // cancelling (the service's cancel rule decides in the end).
+    'PACKED' => ['label' => 'packed', 'cancel' => false],
+];
+
+/** The label of status $status and whether the shop offers to cancel. */
+function shop_order_status(string $status): array
+{
+    return SHOP_ORDER_STATUSES[$status] ?? ['label' => strtolower($status), 'cancel' => false];
 }
 
 /** Render the order page; $auth is 'session' or 'bearer'. */
@@ -99,6 +133,8 @@ function shop_order_page(string $auth): void
         return;
     }
     $cancelled = ($order['status'] ?? '') === 'CANCELLED';
+    // Offered only while the order's status allows (SHOP_ORDER_STATUSES).
+    $show = shop_order_status((string)($order['status'] ?? ''));
     shop_page_start("Order $orderId");
     ?>
 <table id="items">
@@ -116,6 +152,8 @@ function shop_order_page(string $auth): void
      data-orders-url="<?= h(shop_config()['orders_url']) ?>" data-status="<?= h((string)$order['status']) ?>">
 <?php if ($cancelled): ?>
   <p id="status" data-outcome="cancelled">This order is cancelled.</p>
+<?php elseif (!$show['cancel']): ?>
+  <p id="status" data-outcome="closed">This order is <?= h($show['label']) ?>: it can no longer be cancelled here.</p>
 <?php else: ?>
   <p>Cancelling puts the items back on the shelf; a payment is refunded separately.</p>
   <button type="button" id="cancel" hidden>Cancel this order</button>
@@ -130,7 +168,7 @@ function shop_order_page(string $auth): void
   </noscript>
 <?php endif; ?>
 </div>
-<?php if (!$cancelled): ?>
+<?php if ($show['cancel']): ?>
 <script type="module" src="/assets/order.mjs"></script>
 <?php endif; ?>
 <p><a href="/">Back to the products</a></p>

@@ -400,6 +400,7 @@ function shop_page_start(string $title): void
     <a href="/">Products</a>
     <a href="/cart.php" id="cart-link">Cart (<?= h($items) ?>)</a>
 <?php if ($customer !== null): ?>
+    <a href="/my-orders.php" id="my-orders-link">My orders</a>
     <span class="who" id="who"><?= h($_SESSION['name'] ?? $customer) ?> (<?= h($customer) ?>)</span>
     <form method="post" action="/logout.php" class="inline">
       <input type="hidden" name="csrf" value="<?= h(shop_csrf_token()) ?>">

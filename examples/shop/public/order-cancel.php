@@ -19,6 +19,8 @@ shop_require_customer();
 shop_csrf_check();
 $orderId = shop_order_id($_POST);
 $via = ($_POST['via'] ?? '') === 'bearer' ? 'bearer' : 'session';
+// Where "Back" goes: the list ("My orders") or the order's own page.
+$back = ($_POST['back'] ?? '') === 'list' ? 'list' : 'order';
 if ($orderId === null) {
     session_write_close();
     http_response_code(404);
@@ -64,9 +66,14 @@ shop_page_start("Order $orderId");
   <input type="hidden" name="csrf" value="<?= h(shop_csrf_token()) ?>">
   <input type="hidden" name="id" value="<?= h($orderId) ?>">
   <input type="hidden" name="via" value="<?= h($via) ?>">
+  <input type="hidden" name="back" value="<?= h($back) ?>">
   <button type="submit" id="cancel-server">Try again</button>
 </form>
 <?php endif; ?>
-<p><a href="/<?= $via === 'bearer' ? 'order-token.php' : 'order.php' ?>?id=<?= h($orderId) ?>">Back to the order</a></p>
+<?php if ($back === 'list'): ?>
+<p><a id="back" href="/<?= $via === 'bearer' ? 'my-orders-token.php' : 'my-orders.php' ?>">Back to my orders</a></p>
+<?php else: ?>
+<p><a id="back" href="/<?= $via === 'bearer' ? 'order-token.php' : 'order.php' ?>?id=<?= h($orderId) ?>">Back to the order</a></p>
+<?php endif; ?>
 <?php
 shop_page_end();
