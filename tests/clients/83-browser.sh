@@ -19,7 +19,9 @@
 # (one ledger row, restocked once, one order.cancelled event).  Judged by the page and by the
 # database.  Screenshots go to $LOGDIR/browser/.  Each top-level test
 # counts as one check, as in 81-client-js.sh.  puppeteer-core (pinned) is
-# installed under var/ on the first run.  About a minute.
+# installed under var/ on the first run.  A few minutes; up to 15 on a
+# busy machine (72 tests, each a page or more in Chromium).
+# time-limit: 900
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/node.sh"
 
@@ -56,7 +58,7 @@ mkdir -p "$LOGDIR/browser"
 # BROWSER_TESTS (a pattern): only the tests whose name matches, while
 # working on one page; unset in the suite.
 export BROWSER_TESTS
-timeout -k 5 480 node --test --test-concurrency=1 --test-reporter=tap \
+timeout -k 5 840 node --test --test-concurrency=1 --test-reporter=tap \
     "$REPO"/tests/browser/*.test.mjs >"$tap" 2>&1
 rc=$?
 node_tap_judge "$tap" "$rc" || finish
