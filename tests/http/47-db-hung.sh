@@ -15,7 +15,7 @@
 
 DEADLINE_S=3
 BOUND_MS=$((DEADLINE_S * 1000 + 3000))
-DB_PID=$(cat "$RUNDIR/mariadb.pid" 2>/dev/null)
+DB_PID=$(cat "$RUNDIR/db/mariadb.pid" 2>/dev/null)
 HOLDERS=()
 
 db_cont() { [[ -n $DB_PID ]] && kill -CONT "$DB_PID" 2>/dev/null; }
@@ -65,7 +65,7 @@ expect_app_status() {	# WHAT STATUS|5xx
 }
 
 if [[ -z $DB_PID ]] || ! kill -0 "$DB_PID" 2>/dev/null; then
-	fail "mariadbd pid" "none in $RUNDIR/mariadb.pid"
+	fail "mariadbd pid" "none in $RUNDIR/db/mariadb.pid"
 	finish
 fi
 

@@ -69,7 +69,7 @@ grep -E "event $W .* attempt 1: .*(HTTP/0\.9|Weird server reply|nsupported)" "$L
 
 # --- the database lost while a delivery is in flight: the receiver
 # kills mariadbd when the delivery arrives, then answers 200.
-db=$(tr -dc '0-9' <"$RUNDIR/mariadb.pid")
+db=$(tr -dc '0-9' <"$RUNDIR/db/mariadb.pid")
 fault_next "{\"status\":200,\"delayMs\":300,\"count\":1,\"kill\":$db}"
 w=$W
 wait_until 20 bash -c "! kill -0 $db 2>/dev/null" && ok "mariadbd ($db) killed while $w is in flight" ||
