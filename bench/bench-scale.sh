@@ -71,6 +71,8 @@
 BENCH_SCALE_RETENTION=86400	# key_retention the bench stack runs with (24h)
 BENCH_LIST_USER=bob		# the list runs' principal (bench_stack_up's htpasswd)
 BENCH_LIST_PASSWORD=bob-secret
+# The fill's list principal share (bench --work fills with scale_fill too).
+BENCH_SCALE_LIST_ROWS=${BENCH_SCALE_LIST_ROWS:-10750}
 
 # bench_size_args KIND ARGS...: the arguments of bench --KIND,
 # N[,N...] [--keep] [--out DIR]; the sizes, sorted and unique, are left in
@@ -118,7 +120,6 @@ run_bench_scale() {
 	BENCH_SCALE_BINLOG=${BENCH_SCALE_BINLOG:-1}
 	BENCH_SCALE_TOMBSTONES=${BENCH_SCALE_TOMBSTONES:-2d}
 	BENCH_SCALE_EXPIRE_PAUSE=${BENCH_SCALE_EXPIRE_PAUSE:-}
-	BENCH_SCALE_LIST_ROWS=${BENCH_SCALE_LIST_ROWS:-10750}
 	BENCH_SCALE_RUNS=${BENCH_SCALE_RUNS:-}
 	: "${BENCH_OUT:=$VAR/results}"
 	[[ $BENCH_SECONDS =~ ^[0-9]+$ && $BENCH_SECONDS -gt 0 ]] ||
