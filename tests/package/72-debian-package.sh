@@ -180,9 +180,11 @@ done
 dpkg-query -W -f='${Conffiles}\n' idemorders | grep -q " $PKG_CONF " &&
     ok "$PKG_CONF is a conffile" || fail "conffiles" "$(dpkg-query -W -f='${Conffiles}' idemorders)"
 uid=$(id -u idemorders 2>/dev/null)
+# (idemorders-db: the test stack's database clients, which tools/dev
+# gives the stack's pool user, the same name.)
 [[ -n $uid && $uid -lt 1000 && $(id -gn idemorders) == idemorders &&
-    $(id -Gn idemorders) == idemorders ]] &&
-    ok "system user idemorders (uid $uid), in group idemorders only" ||
+    $(id -Gn idemorders | tr ' ' '\n' | grep -vx idemorders-db) == idemorders ]] &&
+    ok "system user idemorders (uid $uid), in group idemorders only (and the test stack's idemorders-db)" ||
     fail "user idemorders" "$(id idemorders 2>&1)"
 [[ $(getent passwd idemorders | cut -d: -f7) == */nologin ]] &&
     ok "idemorders has no login shell" || fail "idemorders shell" "$(getent passwd idemorders)"
