@@ -58,6 +58,27 @@ read_deadline(struct db *db, const struct conf *conf)
 }
 
 /* GET /orders/_health: 200 when the database answers. */
+/*
+ * A read of WHAT (for the log) failed with DB class RC: 500 when the
+ * database refused it, 503 with Retry-After when it does not answer;
+ * THING names what could not be read.
+ */
+static void
+read_failed(const struct db *db, int rc, const char *what, const char *thing,
+    struct response *resp)
+{
+	log_warnx("%s failed: %s (%u, %s)", what, db->last_error,
+	    db->last_errno, db_class_name(rc));
+	if (rc == DB_ERROR)
+		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "%s could "
+		    "not be read", thing);
+	else {
+		response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE,
+		    "the database does not answer");
+		response_header(resp, "Retry-After", "1");
+	}
+}
+
 static void
 handle_health(struct db *db, const struct conf *conf, struct response *resp)
 {
@@ -168,16 +189,7 @@ handle_get(struct db *db, const struct conf *conf, const struct request *req,
 		db_end_read(db);
 	}
 	if (rc < 0) {
-		log_warnx("order lookup failed: %s (%u, %s)", db->last_error,
-		    db->last_errno, db_class_name(rc));
-		if (rc == DB_ERROR)
-			response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the "
-			    "order could not be read");
-		else {
-			response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE,
-			    "the database does not answer");
-			response_header(resp, "Retry-After", "1");
-		}
+		read_failed(db, rc, "order lookup", "the order", resp);
 		goto out;
 	}
 	if (rc == 0) {
@@ -335,16 +347,7 @@ handle_list(struct db *db, const struct conf *conf, const struct request *req,
 		return;
 	}
 	if (rc < 0) {
-		log_warnx("order list failed: %s (%u, %s)", db->last_error,
-		    db->last_errno, db_class_name(rc));
-		if (rc == DB_ERROR)
-			response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the "
-			    "orders could not be read");
-		else {
-			response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE,
-			    "the database does not answer");
-			response_header(resp, "Retry-After", "1");
-		}
+		read_failed(db, rc, "order list", "the orders", resp);
 		return;
 	}
 	if (buf_printf(&resp->body, "],\"has_more\":%s}", more ? "true" :

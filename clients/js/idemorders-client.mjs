@@ -413,7 +413,19 @@ export class IdemordersClient {
 	}
 
 	/* One GET; a network error or timeout gives status 0 and its message. */
-	async #get(url, timeoutMs, signal, extra) {
+	#get(url, timeoutMs, signal, extra) {
+		return this.#request(url, {
+			method: 'GET',
+			headers: { ...this.headers, ...extra },
+		}, timeoutMs, signal);
+	}
+
+	/*
+	 * One request (INIT: method, headers, body), bounded by timeoutMs and
+	 * the caller's signal; a network error or timeout gives status 0 and
+	 * its message.
+	 */
+	async #request(url, init, timeoutMs, signal) {
 		const ac = new AbortController();
 		const onAbort = () => ac.abort();
 		if (signal)
@@ -421,8 +433,7 @@ export class IdemordersClient {
 		const timer = setTimeout(() => ac.abort(), timeoutMs);
 		try {
 			const res = await this.fetch(url, {
-				method: 'GET',
-				headers: { ...this.headers, ...extra },
+				...init,
 				credentials: this.credentials,
 				signal: ac.signal,
 			});
@@ -533,12 +544,7 @@ export class IdemordersClient {
 	}
 
 	/* One POST; a network error or timeout gives status 0 and its message. */
-	async #attempt(url, payload, key, attempt, timeoutMs, signal, extra) {
-		const ac = new AbortController();
-		const onAbort = () => ac.abort();
-		if (signal)
-			signal.addEventListener('abort', onAbort, { once: true });
-		const timer = setTimeout(() => ac.abort(), timeoutMs);
+	#attempt(url, payload, key, attempt, timeoutMs, signal, extra) {
 		const headers = {
 			...this.headers,
 			...extra,
@@ -546,30 +552,8 @@ export class IdemordersClient {
 			'Idempotency-Key': key,
 			...(this.attemptHeaders ? this.attemptHeaders(attempt) || {} : {}),
 		};
-		try {
-			const res = await this.fetch(url, {
-				method: 'POST',
-				headers,
-				body: payload,
-				credentials: this.credentials,
-				signal: ac.signal,
-			});
-			const text = await res.text();
-			const body = parseBody(text);
-			const code = body && typeof body.code === 'string' ? body.code : null;
-			return { status: res.status, headers: res.headers, text, body,
-			    code, error: null };
-		} catch (e) {
-			const why = ac.signal.aborted ?
-			    (signal && signal.aborted ? 'aborted by the caller' :
-			    `no answer within ${timeoutMs} ms`) :
-			    `network error: ${e && e.cause && e.cause.code ? e.cause.code : (e && e.message) || e}`;
-			return this.#noAnswer(why);
-		} finally {
-			clearTimeout(timer);
-			if (signal)
-				signal.removeEventListener('abort', onAbort);
-		}
+		return this.#request(url, { method: 'POST', headers, body: payload },
+		    timeoutMs, signal);
 	}
 
 	#noAnswer(why) {
