@@ -7,36 +7,11 @@
 // the bearer shop the page sends a token from /token.php instead of the
 // session cookie.
 import { IdemordersClient } from '/assets/idemorders-client.mjs';
+import { EARLIER_NOT_CONFIRMED, NOT_CONFIRMED, SIGNED_OUT, bearerHeader,
+    notePending, refusal, refusalIsFinal, wasPending } from '/assets/cancel.mjs';
 
 const table = document.getElementById('orders');
 const bearer = table.dataset.auth === 'bearer';
-
-async function bearerHeader() {
-	const res = await fetch('/token.php', { credentials: 'same-origin', cache: 'no-store' });
-	if (res.status === 401)
-		throw new Error('signed out');
-	if (!res.ok)
-		throw new Error(`no token (status ${res.status})`);
-	return { Authorization: `Bearer ${(await res.json()).access_token}` };
-}
-
-/* This browser's note that it sent a cancel and heard no final answer
- * (shared with the order page, assets/order.mjs). */
-function pending(orderId, key, on) {
-	try {
-		if (on)
-			localStorage.setItem(`idemshop:cancel-pending:${orderId}`, key);
-		else
-			localStorage.removeItem(`idemshop:cancel-pending:${orderId}`);
-	} catch { /* no storage: no message after a reload */ }
-}
-function wasPending(orderId, key) {
-	try {
-		return localStorage.getItem(`idemshop:cancel-pending:${orderId}`) === key;
-	} catch {
-		return false;
-	}
-}
 
 function wire(row) {
 	const orderId = row.dataset.orderId;
@@ -79,7 +54,7 @@ function wire(row) {
 			if (done && (r.replayed || row.dataset.outcome === 'cancelled'))
 				return;
 			done = true;
-			pending(orderId, key, false);
+			notePending(orderId, key, false);
 			show(r.replayed ? 'replayed' : 'cancelled', r.replayed ?
 			    'Cancelled. An earlier click had already cancelled it: its items went back once.' :
 			    'Cancelled.', data);
@@ -89,23 +64,18 @@ function wire(row) {
 		if (done)
 			return;
 		if (r.outcome === 'rejected') {
-			if (![401, 403, 407].includes(r.status))
-				pending(orderId, key, false);
+			if (refusalIsFinal(r))
+				notePending(orderId, key, false);
 			if (r.code === 'ORDER_ALREADY_CANCELLED')
 				cancelled();
-			show('rejected', r.status === 401 ?
-			    'You are signed out: sign in again, then cancel. Nothing was changed.' :
-			    r.code === 'ORDER_ALREADY_CANCELLED' ? 'This order was already cancelled.' :
-			    r.code === 'ORDER_NOT_CANCELLABLE' ? 'This order can no longer be cancelled.' :
-			    `The cancel was refused (${r.code || `status ${r.status}`}).`, data);
+			show('rejected', refusal(r, 'This order'), data);
 			return;
 		}
 		if (/signed out/.test(r.error || '')) {
-			show('rejected', 'You are signed out: sign in again, then cancel. Nothing was changed.',
-			    { code: 'UNAUTHENTICATED' });
+			show('rejected', SIGNED_OUT, { code: 'UNAUTHENTICATED' });
 			return;
 		}
-		show('unknown', 'We could not confirm the cancel yet. Try again: it cannot cancel twice.', data);
+		show('unknown', NOT_CONFIRMED, data);
 		button.textContent = 'Try again';
 	}
 
@@ -114,12 +84,12 @@ function wire(row) {
 		ev.preventDefault();
 		if (!done)
 			show('pending', 'Cancelling…');
-		pending(orderId, key, true);
+		notePending(orderId, key, true);
 		render(await client.cancelOrder(orderId, { key }));
 	});
 
 	if (wasPending(orderId, key)) {
-		show('unknown', 'An earlier cancel of this order was not confirmed. Try again: it cannot cancel twice.');
+		show('unknown', EARLIER_NOT_CONFIRMED);
 		button.textContent = 'Try again';
 	}
 }
@@ -128,6 +98,6 @@ for (const row of table.querySelectorAll('tbody tr[data-order-id]')) {
 	if (row.dataset.key)
 		wire(row);
 	else
-		pending(row.dataset.orderId, '', false);
+		notePending(row.dataset.orderId, '', false);
 }
 table.dataset.ready = 'true';

@@ -7,6 +7,8 @@
 // bearer shop the page sends a token from /token.php instead of the
 // session cookie.
 import { IdemordersClient } from '/assets/idemorders-client.mjs';
+import { EARLIER_NOT_CONFIRMED, NOT_CONFIRMED, SIGNED_OUT, bearerHeader,
+    notePending, refusal, refusalIsFinal, wasPending } from '/assets/cancel.mjs';
 
 const box = document.getElementById('order');
 const button = document.getElementById('cancel');
@@ -15,15 +17,6 @@ const orderId = box.dataset.orderId;
 const key = box.dataset.key;
 const bearer = box.dataset.auth === 'bearer';
 let done = false;
-
-async function bearerHeader() {
-	const res = await fetch('/token.php', { credentials: 'same-origin', cache: 'no-store' });
-	if (res.status === 401)
-		throw new Error('signed out');
-	if (!res.ok)
-		throw new Error(`no token (status ${res.status})`);
-	return { Authorization: `Bearer ${(await res.json()).access_token}` };
-}
 
 const client = new IdemordersClient({
 	url: box.dataset.ordersUrl,
@@ -46,24 +39,6 @@ function show(kind, text, data = {}) {
 	status.dataset.key = key;
 }
 
-/* This browser's note that it sent the cancel and heard no final answer. */
-const PENDING = `idemshop:cancel-pending:${orderId}`;
-function pending(on) {
-	try {
-		if (on)
-			localStorage.setItem(PENDING, key);
-		else
-			localStorage.removeItem(PENDING);
-	} catch { /* no storage: no message after a reload */ }
-}
-function wasPending() {
-	try {
-		return localStorage.getItem(PENDING) === key;
-	} catch {
-		return false;
-	}
-}
-
 function render(r) {
 	const data = { replayed: r.replayed, code: r.code };
 	if (r.outcome === 'cancelled') {
@@ -72,7 +47,7 @@ function render(r) {
 		if (done && (r.replayed || status.dataset.outcome === 'cancelled'))
 			return;
 		done = true;
-		pending(false);
+		notePending(orderId, key, false);
 		show(r.replayed ? 'replayed' : 'cancelled', r.replayed ?
 		    `Your order ${orderId} is cancelled. It had already been cancelled by an earlier click: its items went back once.` :
 		    `Your order ${orderId} is cancelled.`, data);
@@ -85,21 +60,16 @@ function render(r) {
 	if (done)
 		return;
 	if (r.outcome === 'rejected') {
-		if (![401, 403, 407].includes(r.status))
-			pending(false);
-		show('rejected', r.status === 401 ?
-		    'You are signed out: sign in again, then cancel. Nothing was changed.' :
-		    r.code === 'ORDER_ALREADY_CANCELLED' ? `Your order ${orderId} was already cancelled.` :
-		    r.code === 'ORDER_NOT_CANCELLABLE' ? `Your order ${orderId} can no longer be cancelled.` :
-		    `The cancel was refused (${r.code || `status ${r.status}`}).`, data);
+		if (refusalIsFinal(r))
+			notePending(orderId, key, false);
+		show('rejected', refusal(r, `Your order ${orderId}`), data);
 		return;
 	}
 	if (/signed out/.test(r.error || '')) {
-		show('rejected', 'You are signed out: sign in again, then cancel. Nothing was changed.',
-		    { code: 'UNAUTHENTICATED' });
+		show('rejected', SIGNED_OUT, { code: 'UNAUTHENTICATED' });
 		return;
 	}
-	show('unknown', 'We could not confirm the cancel yet. Try again: it cannot cancel twice.', data);
+	show('unknown', NOT_CONFIRMED, data);
 	button.textContent = 'Try again';
 }
 
@@ -107,12 +77,12 @@ function render(r) {
 button.addEventListener('click', async () => {
 	if (!done)
 		show('pending', 'Cancelling your order…');
-	pending(true);
+	notePending(orderId, key, true);
 	render(await client.cancelOrder(orderId, { key }));
 });
 
-if (wasPending()) {
-	show('unknown', 'An earlier cancel of this order was not confirmed. Try again: it cannot cancel twice.');
+if (wasPending(orderId, key)) {
+	show('unknown', EARLIER_NOT_CONFIRMED);
 	button.textContent = 'Try again';
 }
 button.hidden = false;
