@@ -11,25 +11,11 @@
 # shellcheck source=tests/lib/pool.sh
 . "$(dirname -- "$0")/../lib/pool.sh"
 
-POOL_USER=idemorders
 GROUP=nogroup	# user nobody's own group
 
 priv=$(mktemp -d /tmp/idemorders-sockgroup.XXXXXX)
 chmod 0755 "$priv"
 trap private_cleanup EXIT
-
-# pconf FILE [LINES...]: a config without listen, with the stack's
-# database and these lines.
-pconf() {
-	local f=$1
-	shift
-	{
-		echo "user = $POOL_USER"
-		echo "workers = 1"
-		printf '%s\n' "$@"
-		grep -E '^[[:space:]]*(db_[a-z_]*|mount)[[:space:]]*=' "$IDEMORDERS_CONF"
-	} >"$f"
-}
 
 # on_fd0 SOCKET MODE GROUP CONF LOG: the pool with a listening unix
 # socket at SOCKET of MODE and GROUP on fd 0.  Sets FD0_PID.
@@ -50,13 +36,6 @@ EOF
 	PIDS+=("$FD0_PID")
 }
 
-# as_nobody SOCKET: a member of GROUP connects and claims alice.
-as_nobody() {
-	runuser -u nobody -- env -i REQUEST_METHOD=GET REQUEST_URI="$MOUNT/o-1" \
-	    SCRIPT_NAME="$MOUNT" PATH_INFO=/o-1 SERVER_PROTOCOL=HTTP/1.1 \
-	    REMOTE_USER=alice timeout 10 cgi-fcgi -bind -connect "$1" 2>&1
-}
-
 stop_fd0() {
 	kill -TERM "$FD0_PID" 2>/dev/null
 	wait_until 20 eval '! alive '"$FD0_PID"
@@ -66,7 +45,7 @@ stop_fd0() {
 sock=$priv/fd0.sock
 
 # --- 0660 with another group, no secret: refused ------------------------------
-pconf "$priv/plain.conf"
+pool_conf "$priv/plain.conf"
 on_fd0 "$sock" 0660 "$GROUP" "$priv/plain.conf" "$priv/plain.log"
 if wait_until 15 eval '! alive '"$FD0_PID"; then
 	wait "$FD0_PID" 2>/dev/null
@@ -78,14 +57,14 @@ want="with mode 0660 and group $GROUP: every member of $GROUP can connect to it.
 if [[ $rc != running && $rc -ne 0 ]] && grep -q -- "$want" "$priv/plain.log"; then
 	ok "refused: a 0660 socket of group $GROUP: $(grep -o 'crit: .*' "$priv/plain.log" | head -c 160)"
 else
-	out=$(as_nobody "$sock")
+	out=$(fcgi_as_nobody "$sock")
 	fail "a 0660 socket of group $GROUP without a secret" \
 	    "status $rc; nobody (in $GROUP) claiming alice got: $(printf '%s' "$out" | head -n 1); log: $(tail -n 2 "$priv/plain.log" | tr '\n' ' ')"
 	stop_fd0
 fi
 
 # --- the same group named as socket_group: served -----------------------------
-pconf "$priv/named.conf" "socket_group = $GROUP"
+pool_conf "$priv/named.conf" "socket_group = $GROUP"
 on_fd0 "$sock" 0660 "$GROUP" "$priv/named.conf" "$priv/named.log"
 wait_until 15 grep -qs serving "$priv/named.log"
 FCGI_SOCKET=$sock fcgi_req GET "$MOUNT/_health"
@@ -100,13 +79,13 @@ expect_status 200 "a 0660 socket of group root"
 stop_fd0
 
 # --- another group with the secret: its members get 403 without it -------------
-pconf "$priv/secret.conf" "frontend_secret_file = $RUNDIR/frontend.secret"
+pool_conf "$priv/secret.conf" "frontend_secret_file = $RUNDIR/frontend.secret"
 on_fd0 "$sock" 0660 "$GROUP" "$priv/secret.conf" "$priv/secret.log"
 wait_until 15 grep -qs serving "$priv/secret.log"
 grep -q "every member of $GROUP can connect to it; the frontend secret keeps out" "$priv/secret.log" &&
     ok "served on the secret, and the log says why" ||
     fail "secret log line" "$(grep -v '^$' "$priv/secret.log" | tail -n 3 | tr '\n' ' ')"
-out=$(as_nobody "$sock")
+out=$(fcgi_as_nobody "$sock")
 [[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
     ok "nobody (in $GROUP) without the secret: 403" ||
     fail "nobody without the secret" "$(printf '%s' "$out" | head -c 300)"

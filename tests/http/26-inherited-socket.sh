@@ -19,35 +19,14 @@
 # shellcheck source=tests/lib/pool.sh
 . "$(dirname -- "$0")/../lib/pool.sh"
 
-POOL_USER=idemorders
 WANT_REFUSAL='every local user can connect to it.*set frontend_secret_file'
 
 priv=$(mktemp -d /tmp/idemorders-inherit.XXXXXX)
 chmod 0755 "$priv"
 trap private_cleanup EXIT
 
-# pconf FILE [LINES...]: a config without listen, with the stack's
-# database and these lines.
-pconf() {
-	local f=$1
-	shift
-	{
-		echo "user = $POOL_USER"
-		echo "workers = 1"
-		printf '%s\n' "$@"
-		grep -E '^[[:space:]]*(db_[a-z_]*|mount)[[:space:]]*=' "$IDEMORDERS_CONF"
-	} >"$f"
-}
-pconf "$priv/plain.conf"
-pconf "$priv/secret.conf" "frontend_secret_file = $RUNDIR/frontend.secret"
-
-# as_nobody SOCKET: what any local user can do: connect and claim alice.
-# Prints cgi-fcgi's output.
-as_nobody() {
-	runuser -u nobody -- env -i REQUEST_METHOD=GET REQUEST_URI="$MOUNT/o-1" \
-	    SCRIPT_NAME="$MOUNT" PATH_INFO=/o-1 SERVER_PROTOCOL=HTTP/1.1 \
-	    REMOTE_USER=alice timeout 10 cgi-fcgi -bind -connect "$1" 2>&1
-}
+pool_conf "$priv/plain.conf"
+pool_conf "$priv/secret.conf" "frontend_secret_file = $RUNDIR/frontend.secret"
 
 # knock ADDRESS: connect once as nobody (systemd-socket-activate starts
 # the service on the first connection); ADDRESS may be @name.
@@ -90,7 +69,7 @@ PIDS+=("$apid")
 wait_until 10 eval '[[ -S '"$asock"' ]]'
 # What a .socket unit without SocketMode= gives: 0666.
 chmod 0666 "$asock"
-out=$(as_nobody "$asock")
+out=$(fcgi_as_nobody "$asock")
 [[ $out != *"Status: "* ]] && ok "nobody on the activated 0666 socket is not answered" ||
     fail "nobody on the activated 0666 socket" "answered: $(printf '%s' "$out" | head -n 1)"
 judge_refusal "activated 0666 socket" "$apid" "$alog"
@@ -131,7 +110,7 @@ fsock=$priv/fd0.sock
 on_fd0 "$fsock" 0666 "$priv/plain.conf" "$priv/fd0.log"
 wait_until 10 eval '[[ -S '"$fsock"' ]]'
 sleep 0.5
-out=$(as_nobody "$fsock")
+out=$(fcgi_as_nobody "$fsock")
 [[ $out != *"Status: "* ]] && ok "nobody on the 0666 socket on fd 0 is not answered" ||
     fail "nobody on the 0666 socket on fd 0" "answered: $(printf '%s' "$out" | head -n 1)"
 judge_refusal "0666 socket on fd 0" "$FD0_PID" "$priv/fd0.log"
@@ -184,7 +163,7 @@ EOF
 
 on_fd0_tcp 127.0.0.1 "$TPORT" "$priv/plain.conf" "$priv/tcp-lo.log"
 sleep 1
-out=$(as_nobody "127.0.0.1:$TPORT")
+out=$(fcgi_as_nobody "127.0.0.1:$TPORT")
 [[ $out != *"Status: "* ]] && ok "nobody on a loopback TCP socket on fd 0 is not answered" ||
     fail "nobody on the loopback TCP socket on fd 0" "answered: $(printf '%s' "$out" | head -n 1)"
 WANT_REFUSAL='is a TCP socket: every local user can connect to it.*set frontend_secret_file' \
@@ -196,7 +175,7 @@ on_fd0_tcp 127.0.0.1 "$TPORT" "$priv/tcp-secret.conf" "$priv/tcp-lo-secret.log"
 wait_until 10 grep -q serving "$priv/tcp-lo-secret.log"
 FCGI_SOCKET=127.0.0.1:$TPORT fcgi_req GET "$MOUNT/_health"
 expect_status 200 "a loopback TCP socket on fd 0 with frontend_secret_file: health with the secret"
-out=$(as_nobody "127.0.0.1:$TPORT")
+out=$(fcgi_as_nobody "127.0.0.1:$TPORT")
 [[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
     ok "nobody on it without the secret: 403" ||
     fail "nobody on the secret-guarded TCP socket" "$(printf '%s' "$out" | head -c 200)"
@@ -206,7 +185,7 @@ kill -HUP "$FD0_PID"
 wait_until 10 grep -q 'reload failed.*has no frontend_secret_file' "$priv/tcp-lo-secret.log" &&
     ok "SIGHUP with the secret removed: $(grep -o 'reload failed.*' "$priv/tcp-lo-secret.log" | head -c 160)" ||
     fail "reload without the secret" "$(tail -n 2 "$priv/tcp-lo-secret.log" | tr '\n' ' ')"
-out=$(as_nobody "127.0.0.1:$TPORT")
+out=$(fcgi_as_nobody "127.0.0.1:$TPORT")
 [[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
     ok "after that reload, nobody without the secret still gets 403" ||
     fail "nobody after the refused reload" "$(printf '%s' "$out" | head -c 200)"
@@ -246,7 +225,7 @@ WANT_REL='cannot tell who may connect.*set frontend_secret_file'
 on_fd0_rel "$rel/bound" fd0.sock 0666 "$rel/elsewhere" "$priv/plain.conf" "$priv/rel1.log"
 wait_until 10 eval '[[ -S '"$rel/bound/fd0.sock"' ]]'
 sleep 0.5
-out=$(as_nobody "$rel/bound/fd0.sock")
+out=$(fcgi_as_nobody "$rel/bound/fd0.sock")
 [[ $out != *"Status: "* ]] && ok "nobody on a relative 0666 socket (spawner changed directory) is not answered" ||
     fail "nobody on the relative 0666 socket" "answered: $(printf '%s' "$out" | head -n 1)"
 WANT_REFUSAL=$WANT_REL judge_refusal "relative 0666 socket, not found from the pool's directory" \
@@ -261,7 +240,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o
 on_fd0_rel "$rel/bound" fd0.sock 0666 "$rel/elsewhere" "$priv/plain.conf" "$priv/rel2.log"
 wait_until 10 eval '[[ -S '"$rel/bound/fd0.sock"' ]]'
 sleep 0.5
-out=$(as_nobody "$rel/bound/fd0.sock")
+out=$(fcgi_as_nobody "$rel/bound/fd0.sock")
 [[ $out != *"Status: "* ]] && ok "nobody on a relative 0666 socket beside a 0660 decoy is not answered" ||
     fail "nobody on the relative 0666 socket beside a decoy" "answered: $(printf '%s' "$out" | head -n 1)"
 WANT_REFUSAL=$WANT_REL judge_refusal "relative 0666 socket, another 0660 socket of that name where the pool runs" \
@@ -282,7 +261,7 @@ on_fd0_rel "$rel/bound" fd0.sock 0666 "$rel/elsewhere" "$priv/secret.conf" "$pri
 wait_until 10 grep -q serving "$priv/rel4.log"
 FCGI_SOCKET=$rel/bound/fd0.sock fcgi_req GET "$MOUNT/_health"
 expect_status 200 "a relative 0666 socket with frontend_secret_file: health with the secret"
-out=$(as_nobody "$rel/bound/fd0.sock")
+out=$(fcgi_as_nobody "$rel/bound/fd0.sock")
 [[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
     ok "nobody on it without the secret: 403" ||
     fail "nobody on the relative secret-guarded socket" "$(printf '%s' "$out" | head -c 200)"
@@ -304,7 +283,7 @@ expect_status 200 "activated 0666 socket with frontend_secret_file: health with 
 grep -q 'the frontend secret keeps out whoever does not send it' "$slog" &&
     ok "the log says the secret guards the world-connectable socket" ||
     fail "log of the allowed case" "$(tail -n 3 "$slog" | tr '\n' ' ')"
-out=$(as_nobody "$asock")
+out=$(fcgi_as_nobody "$asock")
 [[ $out == *"Status: 403"*FRONTEND_SECRET_MISMATCH* ]] &&
     ok "nobody on it without the secret: 403" ||
     fail "nobody on the secret-guarded socket" "$(printf '%s' "$out" | head -c 200)"

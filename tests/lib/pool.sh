@@ -31,6 +31,12 @@
 #                                workers again
 #   expect_no_asan_reports WHAT  the swapped pool's log has no sanitizer
 #                                report and no worker killed by a signal
+#   pool_conf FILE [LINES...]    a config for a pool of a script's own:
+#                                user idemorders, one worker, these
+#                                lines, the stack's database and mount
+#   fcgi_as_nobody SOCKET        what any local user can do: connect to
+#                                SOCKET and claim alice (GET o-1); prints
+#                                cgi-fcgi's output
 #   private_cleanup              the EXIT trap of a script that sets priv
 #                                (its temporary directory) and appends the
 #                                pids it starts to PIDS: kills them, the
@@ -197,6 +203,23 @@ expect_no_asan_reports() {
 	else
 		ok "$1: no sanitizer report in $(basename "$POOL_LOG")"
 	fi
+}
+
+pool_conf() {
+	local f=$1
+	shift
+	{
+		echo "user = idemorders"
+		echo "workers = 1"
+		printf '%s\n' "$@"
+		grep -E '^[[:space:]]*(db_[a-z_]*|mount)[[:space:]]*=' "$IDEMORDERS_CONF"
+	} >"$f"
+}
+
+fcgi_as_nobody() {
+	runuser -u nobody -- env -i REQUEST_METHOD=GET REQUEST_URI="$MOUNT/o-1" \
+	    SCRIPT_NAME="$MOUNT" PATH_INFO=/o-1 SERVER_PROTOCOL=HTTP/1.1 \
+	    REMOTE_USER=alice timeout 10 cgi-fcgi -bind -connect "$1" 2>&1
 }
 
 private_cleanup() {
