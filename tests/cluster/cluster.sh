@@ -373,11 +373,12 @@ cl_db_hosts() {
 	echo "$list"
 }
 
-# The cluster's pool secrets (DB password, frontend secret) and the
-# lighttpd include that passes the secret, as the stack writes its own.
+# The cluster's pool secrets (DB password, frontend and webhook secrets),
+# the includes that pass the frontend secret, as the stack writes its own.
 cl_secrets() {
 	local DB_PASSWORD_FILE=$CL_RUN/db-password
 	local FRONTEND_SECRET_FILE=$CL_RUN/frontend.secret
+	local WEBHOOK_SECRET_FILE=$CL_RUN/webhook.secret
 	local LIGHTTPD_SECRET_CONF=$CL_RUN/lighttpd-frontend-secret.conf
 	local APACHE_SECRET_CONF=$CL_RUN/apache-frontend-secret.conf
 	write_pool_secrets

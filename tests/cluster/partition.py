@@ -665,8 +665,30 @@ class Run:
         self.hold(self.args.hold, ctx, watch=[1, 2, 3])
         return []
 
+    def wait_held(self, skus, limit):
+        """Wait (at most LIMIT s) until some node holds a lock on each of
+        SKUS: (how many are held, seconds waited)."""
+        t0 = time.monotonic()
+        held = set()
+        while True:
+            held = set()
+            for n in (1, 2, 3):
+                try:
+                    free = {r[0] for r in self.db.sql(
+                        n, "SELECT sku FROM stock WHERE sku IN (%s) FOR"
+                        " UPDATE SKIP LOCKED" % ",".join(
+                            "'%s'" % s for s in skus), sync=False,
+                        timeout=10)}
+                except (RuntimeError, subprocess.SubprocessError):
+                    continue
+                held |= set(skus) - free
+            waited = time.monotonic() - t0
+            if len(held) == len(skus) or waited > limit:
+                return len(held), waited
+            time.sleep(0.1)
+
     def fault_webcut(self, ctx):
-        """w1's requests wait 2.5 s before their COMMIT; meanwhile w1 is
+        """w1's requests wait 5 s before their COMMIT; meanwhile w1 is
         cut from every node: both ways (the COMMIT never arrives), then
         only the nodes' packets (the COMMIT arrives, its answer is lost).
         Each cut lasts past the request deadline, then heals; the keys
@@ -683,14 +705,20 @@ class Run:
             def first(k):
                 r = self.send_once("cut", "w1", k, self.deadline + 5,
                                    {"X-Idemorders-Fault":
-                                    "before_commit=sleep2500"},
+                                    "before_commit=sleep5000"},
                                    ctx["phase"])
                 firsts.append(r)
 
             fs = [threading.Thread(target=first, args=(k,)) for k in keys]
             for t in fs:
                 t.start()
-            time.sleep(1.2)
+            # Cut only once every request holds its SKU's row, waiting
+            # before its COMMIT: a request that had not reached it (a busy
+            # pool) would lose its batch's answer and never commit.
+            skus = [self.cut_skus[3 * vi + i][0] for i in range(3)]
+            held, waited = self.wait_held(skus, 4.0)
+            ctx["notes"][variant + "_held"] = "%d/%d@%.1fs" % (
+                held, len(skus), waited)
             for n in ("n1", "n2", "n3"):
                 if variant == "both":
                     self.net.cut("w1", n)
