@@ -87,7 +87,7 @@ for s in $HTTP_SERVERS; do
 	done
 
 	# --- the same key at once: the unique key decides ----------------------
-	# The first request sleeps 3 s inside its transaction, after its
+	# The first request sleeps 5 s inside its transaction, after its
 	# ledger insert; once it is there (a worker sleeps), three more start
 	# (two through this server, one through the other) and wait on the
 	# key.
@@ -97,7 +97,7 @@ for s in $HTTP_SERVERS; do
 	key=$(unique_key "t40-$s-race")
 	body=$(order_body "$sku" 3)
 	o=$T_TMP/race-$s
-	bg_post "$o-a" "$url" "$key" "$body" after_ledger_insert=sleep3000
+	bg_post "$o-a" "$url" "$key" "$body" after_ledger_insert=sleep5000
 	sleeping_worker >/dev/null ||
 	    fail "$w: first" "no worker asleep after its ledger insert"
 	bg_post "$o-b1" "$url" "$key" "$body"
