@@ -109,6 +109,25 @@ done
 r=$(env_readable "$RUNDIR/idemorders-fcgid.conf")
 [[ -n $r ]] && ok "default: www-data reads a mod_fcgid responder's environment" ||
     fail "default: the responders' environment" "www-data reads none"
+# The shop's pool and the session authorizer's php-cgi run www-data's
+# own PHP.
+printf '<?php echo "www-data code ran as ", posix_getpwuid(posix_geteuid())["name"];\n' \
+    >"$H/x.php"
+chmod 0644 "$H/x.php"
+# (mod_fcgid leaves the sockets of processes gone: one of them answers.)
+out=$(www_fcgi "$RUNDIR/php-fpm.sock" SCRIPT_FILENAME="$H/x.php" SCRIPT_NAME=/x.php)
+[[ $out == *"code ran as www-data"* ]] &&
+    ok "default: www-data runs its PHP in the shop's pool" ||
+    fail "default: www-data's PHP in the shop's pool" "$(head -c 200 <<<"$out")"
+mapfile -t socks < <(find "$RUNDIR/apache-shop/fcgid" -type s 2>/dev/null)
+ran=0
+for s in "${socks[@]}"; do
+	out=$(www_fcgi "$s" SCRIPT_FILENAME="$H/x.php" SCRIPT_NAME=/x.php)
+	[[ $out == *"code ran as www-data"* ]] && ran=1
+done
+[[ $ran == 1 ]] &&
+    ok "default: www-data runs its PHP in the session authorizer's php-cgi" ||
+    fail "default: the session authorizer's php-cgi" "none of ${#socks[@]} sockets ran www-data's PHP"
 # The responder pool asks for the frontend secret, of www-data too.
 out=$(www_fcgi "$FCGI_SOCKET")
 [[ $out == *FRONTEND_SECRET_MISMATCH* ]] &&
@@ -266,9 +285,6 @@ expect_status 200 "hardened: mod_fcgid spawned a responder"
 mapfile -t socks < <(find "$P" -type s)
 [[ ${#socks[@]} -ge 3 ]] && ok "hardened: ${#socks[@]} sockets to attack" ||
     fail "hardened: the sockets" "only ${socks[*]}"
-printf '<?php echo "www-data code ran as ", posix_getpwuid(posix_geteuid())["name"];\n' \
-    >"$H/x.php"
-chmod 0644 "$H/x.php"
 for s in "${socks[@]}"; do
 	out=$(www_fcgi "$s"; www_fcgi "$s" SCRIPT_FILENAME="$H/x.php" \
 	    PHP_ADMIN_VALUE="auto_prepend_file=$H/x.php")
