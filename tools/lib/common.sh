@@ -24,6 +24,10 @@ DB_NAME=idemorders
 DB_USER=idemorders
 DB_PASSWORD=idemorders-dev
 POOL_USER=idemorders
+# The hardened shop (docs/identity-layout.md): its own user, and the web
+# server's own group.
+SHOP_USER=idemshop
+WEB_GROUP=idemorders-web
 # The demo shop's read-only database user (SELECT on stock only).
 SHOP_DB_USER=shop
 SHOP_DB_PASSWORD=shop-dev

@@ -33,7 +33,7 @@ ensure_db_user() {
 		groupadd --system "$DB_CLIENT_GROUP" ||
 		    die "groupadd $DB_CLIENT_GROUP failed"
 	fi
-	for u in "$POOL_USER" www-data; do
+	for u in "$POOL_USER" www-data "$SHOP_USER"; do
 		id -nG "$u" | tr ' ' '\n' | grep -qx -- "$DB_CLIENT_GROUP" && continue
 		say "adding $u to the group $DB_CLIENT_GROUP"
 		gpasswd -a "$u" "$DB_CLIENT_GROUP" >/dev/null ||
@@ -41,8 +41,32 @@ ensure_db_user() {
 	done
 }
 
+# The hardened shop's accounts (docs/identity-layout.md, "The shop's
+# own user"; tests/http/94-www-data.sh): the shop's own user, and the
+# web server's own group, which a web server takes as its Group and no
+# other process has.  Such a web server keeps www-data's groups beside
+# it (initgroups); www-data is made a member of its own group, so that
+# it still reaches the stack's responder socket (group www-data).
+ensure_shop_user() {
+	if ! getent group "$WEB_GROUP" >/dev/null; then
+		say "creating the system group $WEB_GROUP"
+		groupadd --system "$WEB_GROUP" || die "groupadd $WEB_GROUP failed"
+	fi
+	if ! id -u "$SHOP_USER" >/dev/null 2>&1; then
+		say "creating the system user $SHOP_USER"
+		useradd --system --user-group --no-create-home \
+		    --home-dir /nonexistent --shell /usr/sbin/nologin "$SHOP_USER" ||
+		    die "useradd $SHOP_USER failed"
+	fi
+	if ! getent group www-data | cut -d: -f4 | tr ',' '\n' | grep -qx www-data; then
+		gpasswd -a www-data www-data >/dev/null ||
+		    die "gpasswd -a www-data www-data failed"
+	fi
+}
+
 prepare_dirs() {
 	ensure_pool_user
+	ensure_shop_user
 	ensure_db_user
 	install -d -m 0755 "$RUN" "$RUNBIN_DIR" "$DOCROOT" "$APACHE_DIR"
 	# The logs list principals and order ids: for root and the web
