@@ -37,11 +37,14 @@
 #include <json-c/json.h>
 
 #include "audit.h"
+#include "buf.h"
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "log.h"
 
 #define AUDIT_SAMPLE		10
+#define AUDIT_SQL_MAX		2048
 #define AUDIT_ID_MAX		64
 #define AUDIT_DETAIL_MAX	320
 #define AUDIT_FOREVER_S		(100LL * 366 * 86400)
@@ -59,194 +62,78 @@ struct audit_check {
 	const char		*name;
 	const char		*what;
 	enum audit_param	 param;
-	const char		*sql;	/* rows: offending id, detail */
+	enum db_sql		 sql;	/* rows: offending id, detail */
 };
-
-/* Byte-exact equality of two string columns, whatever their collation. */
-#define SAME(a, b)	"CAST(" a " AS BINARY) = CAST(" b " AS BINARY)"
-
-/*
- * The quantity of each SKU in cancelled orders: one scan of orders in
- * primary key order, the items of each cancelled one by their primary
- * key (order_id, sku), summed by SKU (a temporary table of one row a
- * SKU).  STRAIGHT_JOIN keeps that order: from the items' SKU index, the
- * sum would look up the order of every item ever sold, one random read
- * each once orders outgrow the buffer pool.
- */
-#define CANCELLED_QTY	"(SELECT i.sku, SUM(i.qty) AS qty FROM orders o " \
-	"STRAIGHT_JOIN order_items i ON i.order_id = o.id " \
-	"WHERE o.status = 'CANCELLED' GROUP BY i.sku)"
 
 static const struct audit_check checks[] = {
 	{ "order_without_ledger",
 	  "orders whose key has no ledger row naming them (SUCCEEDED or an "
 	  "EXPIRED tombstone) and is too young to have been purged",
 	  AP_PURGE_AGE,
-	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
-	  "' key=', o.idempotency_key, ' created_at=', o.created_at, "
-	  "IF(r.id IS NULL, ' no ledger row', CONCAT(' ledger-', r.id, ' is ', "
-	  "r.status, ' naming ', IFNULL(r.resource_id, 'no order')))) "
-	  "FROM orders o LEFT JOIN idempotency_records r "
-	  "ON r.principal_id = o.principal_id AND r.operation = 'create-order' "
-	  "AND r.idem_key = o.idempotency_key "
-	  "AND " SAME("r.principal_id", "o.principal_id") " "
-	  "AND " SAME("r.idem_key", "o.idempotency_key") " "
-	  "WHERE o.created_at >= FROM_UNIXTIME(@S) AND ((r.id IS NULL "
-	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL @P SECOND) "
-	  "OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
-	  "AND r.resource_id <=> CONCAT('o-', o.id))))" },
+	  SQL_AUDIT_ORDER_WITHOUT_LEDGER },
 	{ "duplicate_order_key",
 	  "(principal, key) pairs with more than one order",
 	  AP_NONE,
-	  /*
-	   * The groups from the columns of (principal, key) and the id
-	   * alone (the unique index covers them: no row read per order),
-	   * then created_at of the few duplicates' orders only.
-	   */
-	  "SELECT CONCAT('o-', d.mid), CONCAT('principal=', d.p, ' key=', "
-	  "d.k, ' orders ', d.ids) FROM (SELECT MIN(id) AS mid, "
-	  "MIN(principal_id) AS p, MIN(idempotency_key) AS k, "
-	  "GROUP_CONCAT(CONCAT('o-', id) ORDER BY id SEPARATOR ',') AS ids "
-	  "FROM orders GROUP BY principal_id, idempotency_key "
-	  "HAVING COUNT(*) > COUNT(DISTINCT CAST(principal_id AS BINARY), "
-	  "CAST(idempotency_key AS BINARY))) d "
-	  "WHERE EXISTS (SELECT 1 FROM orders o WHERE o.principal_id = d.p "
-	  "AND o.idempotency_key = d.k "
-	  "AND o.created_at >= FROM_UNIXTIME(@S))" },
+	  SQL_AUDIT_DUPLICATE_ORDER_KEY },
 	{ "succeeded_without_order",
 	  "SUCCEEDED ledger rows (or tombstones naming an order) whose "
 	  "resource_id is not an order of the same principal and key",
 	  AP_NONE,
-	  "SELECT CONCAT('ledger-', r.id), CONCAT('principal=', r.principal_id, "
-	  "' key=', r.idem_key, ' status=', r.status, ' resource_id=', "
-	  "IFNULL(r.resource_id, 'NULL')) "
-	  "FROM idempotency_records r LEFT JOIN orders o "
-	  "ON o.id = CAST(SUBSTRING(r.resource_id, 3) AS UNSIGNED) "
-	  "AND CONCAT('o-', o.id) = r.resource_id "
-	  "AND " SAME("o.principal_id", "r.principal_id") " "
-	  "AND " SAME("o.idempotency_key", "r.idem_key") " "
-	  "WHERE r.created_at >= FROM_UNIXTIME(@S) "
-	  "AND r.operation = 'create-order' AND (r.status = 'SUCCEEDED' "
-	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
-	  "AND o.id IS NULL" },
+	  SQL_AUDIT_SUCCEEDED_WITHOUT_ORDER },
 	{ "cancelled_without_ledger",
 	  "cancelled orders whose cancel key has no cancel-order ledger row "
 	  "naming them (SUCCEEDED or an EXPIRED tombstone) and is too young "
 	  "to have been purged",
 	  AP_PURGE_AGE,
-	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
-	  "' cancel_key=', IFNULL(o.cancel_key, 'NULL'), ' cancelled_at=', "
-	  "IFNULL(o.cancelled_at, 'NULL'), IF(r.id IS NULL, ' no ledger row', "
-	  "CONCAT(' ledger-', r.id, ' is ', r.status, ' naming ', "
-	  "IFNULL(r.resource_id, 'no order')))) "
-	  "FROM orders o LEFT JOIN idempotency_records r "
-	  "ON r.principal_id = o.principal_id AND r.operation = 'cancel-order' "
-	  "AND r.idem_key = o.cancel_key "
-	  "AND " SAME("r.principal_id", "o.principal_id") " "
-	  "AND " SAME("r.idem_key", "o.cancel_key") " "
-	  "WHERE o.status = 'CANCELLED' AND o.created_at >= FROM_UNIXTIME(@S) "
-	  "AND ((r.id IS NULL AND (o.cancelled_at IS NULL OR o.cancelled_at > "
-	  "UTC_TIMESTAMP(6) - INTERVAL @P SECOND)) "
-	  "OR (r.id IS NOT NULL AND NOT (r.status IN ('SUCCEEDED', 'EXPIRED') "
-	  "AND r.resource_id <=> CONCAT('o-', o.id))))" },
+	  SQL_AUDIT_CANCELLED_WITHOUT_LEDGER },
 	{ "cancel_without_cancelled_order",
 	  "SUCCEEDED cancel-order ledger rows (or tombstones naming an order) "
 	  "whose order is not one of the same principal cancelled by that key",
 	  AP_NONE,
-	  "SELECT CONCAT('ledger-', r.id), CONCAT('principal=', r.principal_id, "
-	  "' key=', r.idem_key, ' status=', r.status, ' resource_id=', "
-	  "IFNULL(r.resource_id, 'NULL')) "
-	  "FROM idempotency_records r LEFT JOIN orders o "
-	  "ON o.id = CAST(SUBSTRING(r.resource_id, 3) AS UNSIGNED) "
-	  "AND CONCAT('o-', o.id) = r.resource_id "
-	  "AND " SAME("o.principal_id", "r.principal_id") " "
-	  "AND " SAME("o.cancel_key", "r.idem_key") " "
-	  "AND o.status = 'CANCELLED' "
-	  "WHERE r.created_at >= FROM_UNIXTIME(@S) "
-	  "AND r.operation = 'cancel-order' AND (r.status = 'SUCCEEDED' "
-	  "OR (r.status = 'EXPIRED' AND r.resource_id IS NOT NULL)) "
-	  "AND o.id IS NULL" },
+	  SQL_AUDIT_CANCEL_WITHOUT_CANCELLED_ORDER },
 	{ "restock_mismatch",
 	  "stock rows whose restocked count is not the quantity of their "
 	  "items in cancelled orders (a cancel restocked twice, or not at all)",
 	  AP_NONE,
-	  "SELECT s.sku, CONCAT('restocked=', s.restocked, ' cancelled=', "
-	  "IFNULL(c.qty, 0)) FROM stock s LEFT JOIN " CANCELLED_QTY " c "
-	  "ON c.sku = s.sku WHERE s.restocked <> IFNULL(c.qty, 0)" },
+	  SQL_AUDIT_RESTOCK_MISMATCH },
 	{ "item_without_stock",
 	  "items of orders not cancelled whose SKU has no stock row (a "
 	  "cancel of the order is refused: it could not put them back)",
 	  AP_NONE,
-	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
-	  "' sku=', i.sku, ' qty=', i.qty) FROM order_items i "
-	  "JOIN orders o ON o.id = i.order_id "
-	  "LEFT JOIN stock s ON s.sku = i.sku "
-	  "WHERE s.sku IS NULL AND o.status <> 'CANCELLED' "
-	  "AND o.created_at >= FROM_UNIXTIME(@S)" },
+	  SQL_AUDIT_ITEM_WITHOUT_STOCK },
 	{ "order_without_items",
 	  "orders with no order_items row",
 	  AP_NONE,
-	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
-	  "' key=', o.idempotency_key) FROM orders o "
-	  "LEFT JOIN order_items i ON i.order_id = o.id "
-	  "WHERE i.order_id IS NULL AND o.created_at >= FROM_UNIXTIME(@S)" },
+	  SQL_AUDIT_ORDER_WITHOUT_ITEMS },
 	{ "negative_stock",
 	  "stock rows with available < 0",
 	  AP_NONE,
-	  "SELECT sku, CONCAT('available=', available) FROM stock "
-	  "WHERE available < 0" },
+	  SQL_AUDIT_NEGATIVE_STOCK },
 	{ "processing_committed",
 	  "committed PROCESSING ledger rows (never committed by the service)",
 	  AP_NONE,
-	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
-	  "' key=', idem_key, ' created_at=', created_at) "
-	  "FROM idempotency_records WHERE status = 'PROCESSING' "
-	  "AND created_at >= FROM_UNIXTIME(@S)" },
+	  SQL_AUDIT_PROCESSING_COMMITTED },
 	{ "expires_at_mismatch",
 	  "ledger rows whose expires_at is not created_at + key_retention "
 	  "(within a second)",
 	  AP_RETENTION,
-	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
-	  "' key=', idem_key, ' created_at=', created_at, ' expires_at=', "
-	  "expires_at) FROM idempotency_records "
-	  "WHERE created_at >= FROM_UNIXTIME(@S) "
-	  "AND ABS(TIMESTAMPDIFF(SECOND, created_at, expires_at) - @P) > 1" },
+	  SQL_AUDIT_EXPIRES_AT_MISMATCH },
 	{ "order_without_event",
 	  "orders committed since the outbox (schema 008_events) without "
 	  "their order.created event or, cancelled, their order.cancelled; "
 	  "younger than event_retention, so that none may have been purged",
 	  AP_EVENT_AGE,
-	  "SELECT CONCAT('o-', o.id), CONCAT('principal=', o.principal_id, "
-	  "' status=', o.status, ' created_at=', o.created_at, "
-	  "IF(c.id IS NULL, ' no order.created', ''), "
-	  "IF(o.status = 'CANCELLED' AND x.id IS NULL, ' no order.cancelled', "
-	  "'')) FROM orders o "
-	  "LEFT JOIN events c ON c.order_id = o.id AND c.seq = 1 "
-	  "LEFT JOIN events x ON x.order_id = o.id AND x.seq = 2 "
-	  "WHERE o.created_at >= FROM_UNIXTIME(@S) "
-	  "AND o.created_at > (SELECT applied_at FROM schema_migrations "
-	  "WHERE version = '008_events') "
-	  "AND o.created_at > UTC_TIMESTAMP(6) - INTERVAL @P SECOND "
-	  "AND (c.id IS NULL OR (o.status = 'CANCELLED' AND x.id IS NULL))" },
+	  SQL_AUDIT_ORDER_WITHOUT_EVENT },
 	{ "event_without_order",
 	  "events whose order does not exist, belongs to another principal, "
 	  "or (order.cancelled) is not CANCELLED",
 	  AP_NONE,
-	  "SELECT e.webhook_id, CONCAT(e.type, ' o-', e.order_id, "
-	  "IF(o.id IS NULL, ' no such order', CONCAT(' order ', o.status, "
-	  "' of ', o.principal_id, ', event of ', e.principal_id))) "
-	  "FROM events e LEFT JOIN orders o ON o.id = e.order_id "
-	  "WHERE e.created_at >= FROM_UNIXTIME(@S) AND (o.id IS NULL "
-	  "OR NOT " SAME("o.principal_id", "e.principal_id") " "
-	  "OR (e.seq = 2 AND o.status <> 'CANCELLED'))" },
+	  SQL_AUDIT_EVENT_WITHOUT_ORDER },
 	{ "unknown_status",
 	  "ledger rows whose status is none of PROCESSING, SUCCEEDED, "
 	  "FAILED_FINAL, EXPIRED",
 	  AP_NONE,
-	  "SELECT CONCAT('ledger-', id), CONCAT('principal=', principal_id, "
-	  "' key=', idem_key, ' status=', status) FROM idempotency_records "
-	  "WHERE status NOT IN ('PROCESSING', 'SUCCEEDED', 'FAILED_FINAL', "
-	  "'EXPIRED') AND created_at >= FROM_UNIXTIME(@S)" },
+	  SQL_AUDIT_UNKNOWN_STATUS },
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
 
@@ -278,36 +165,6 @@ copy_field(char *dst, size_t size, const char *src, unsigned long len)
 	dst[len] = '\0';
 }
 
-/*
- * Write the SQL of a check to dst: "@P" becomes its parameter, "@S" the
- * epoch second from which rows are audited.  Returns the length, or -1
- * when it does not fit.
- */
-static int
-expand(char *dst, size_t size, const char *tpl, long long param,
-    long long since)
-{
-	size_t	 n = 0;
-	int	 w;
-
-	while (*tpl != '\0') {
-		if (tpl[0] == '@' && (tpl[1] == 'P' || tpl[1] == 'S')) {
-			w = snprintf(dst + n, size - n, "%lld",
-			    tpl[1] == 'P' ? param : since);
-			if (w < 0 || (size_t)w >= size - n)
-				return -1;
-			n += (size_t)w;
-			tpl += 2;
-			continue;
-		}
-		if (n + 1 >= size)
-			return -1;
-		dst[n++] = *tpl++;
-	}
-	dst[n] = '\0';
-	return (int)n;
-}
-
 /* Record the connection's last error where it happened. */
 static void
 conn_fail(struct db *db)
@@ -326,14 +183,17 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 	MYSQL_RES	*rs = NULL;
 	MYSQL_ROW	 row;
 	unsigned long	*len;
-	char		 sql[2048];
-	int		 n, rc = -1;
+	struct buf	 sql;
+	int		 rc = -1;
 
 	memset(res, 0, sizeof(*res));
-	n = expand(sql, sizeof(sql), c->sql, param, since);
-	if (n < 0) {
+	buf_init(&sql, AUDIT_SQL_MAX);
+	/* Every check's SQL takes the epoch second audited from, then
+	 * its parameter, if any. */
+	if (db_sql_printf(&sql, c->sql, since, param) == -1) {
 		snprintf(db->last_error, sizeof(db->last_error),
 		    "%s: query too long", c->name);
+		buf_free(&sql);
 		return -1;
 	}
 	/*
@@ -341,9 +201,11 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 	 * db_connect() left on the connection (db_connect_timeout): a check
 	 * may scan for minutes before its first row.
 	 */
-	if (db_arm(db) != DB_OK)
+	if (db_arm(db) != DB_OK) {
+		buf_free(&sql);
 		return -1;
-	if (mysql_real_query(db->my, sql, (unsigned long)n) != 0) {
+	}
+	if (mysql_real_query(db->my, sql.p, (unsigned long)sql.len) != 0) {
 		conn_fail(db);
 		goto out;
 	}
@@ -375,6 +237,7 @@ out:
 	if (rs != NULL)
 		mysql_free_result(rs);
 	db_rollback(db);
+	buf_free(&sql);
 	return rc;
 }
 

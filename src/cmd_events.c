@@ -83,7 +83,8 @@ static int
 events_list(struct cmd_line *cl, const struct conf *conf, struct db_batch *b,
     int argc, char **argv)
 {
-	const char	*state = NULL, *where;
+	const char	*state = NULL;
+	enum db_sql	 where;
 	long		 limit = 100;
 	char		*end;
 	int		 i;
@@ -101,25 +102,20 @@ events_list(struct cmd_line *cl, const struct conf *conf, struct db_batch *b,
 			    argv[i]);
 	}
 	if (state == NULL)
-		where = "state IN ('pending', 'dead')";
+		where = SQL_EVENTS_OPEN;
 	else if (strcmp(state, "pending") == 0)
-		where = "state = 'pending'";
+		where = SQL_EVENTS_PENDING;
 	else if (strcmp(state, "dead") == 0)
-		where = "state = 'dead'";
+		where = SQL_EVENTS_DEAD;
 	else if (strcmp(state, "delivered") == 0)
-		where = "state = 'delivered'";
+		where = SQL_EVENTS_DELIVERED;
 	else if (strcmp(state, "all") == 0)
-		where = "1";
+		where = SQL_EVENTS_ALL;
 	else
 		return cmd_usage_error(cl, "--state must be pending, dead, "
 		    "delivered or all");
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT webhook_id, type, "
-	    "CONCAT('o-', order_id) AS order_id, state, attempts, "
-	    "DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ') AS created, "
-	    "IF(state = 'pending', DATE_FORMAT(next_attempt_at, "
-	    "'%%Y-%%m-%%dT%%H:%%i:%%sZ'), NULL) AS next_attempt, last_status, "
-	    "last_error FROM events WHERE %s ORDER BY id LIMIT %ld", where,
-	    limit) == -1)
+	if (db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_LIST, where, limit) ==
+	    -1)
 		return CMD_FAILED;
 	return run(conf, b, 1);
 }
@@ -131,12 +127,7 @@ events_show(struct cmd_line *cl, const struct conf *conf, struct db_batch *b,
 {
 	if (argc != 2)
 		return cmd_usage_error(cl, "show needs one WEBHOOK_ID");
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT webhook_id, type, "
-	    "CONCAT('o-', order_id) AS order_id, principal_id, state, "
-	    "attempts, created_at, next_attempt_at, delivered_at, "
-	    "lease_owner, lease_until, last_status, last_error, payload "
-	    "FROM events WHERE webhook_id = ") == -1 ||
-	    db_batch_hex(b, argv[1], strlen(argv[1])) == -1)
+	if (db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_SHOW, argv[1]) == -1)
 		return CMD_FAILED;
 	return run(conf, b, 1);
 }
@@ -151,22 +142,19 @@ events_redeliver(struct cmd_line *cl, const struct conf *conf,
 	if (argc < 2)
 		return cmd_usage_error(cl, "redeliver needs WEBHOOK_ID... or "
 		    "--dead");
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET state = "
-	    "'pending', next_attempt_at = UTC_TIMESTAMP(6), lease_owner = "
-	    "NULL, lease_until = NULL WHERE ") == -1)
-		return CMD_FAILED;
 	if (argc == 2 && strcmp(argv[1], "--dead") == 0) {
-		if (buf_adds(&b->sql, "state = 'dead'") != BUF_OK)
+		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_REDELIVER,
+		    SQL_EVENTS_DEAD) == -1)
 			return CMD_FAILED;
 	} else {
-		if (buf_adds(&b->sql, "state <> 'pending' AND webhook_id IN (")
-		    != BUF_OK)
+		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_REDELIVER,
+		    SQL_EVENTS_NOT_PENDING) == -1)
 			return CMD_FAILED;
 		for (i = 1; i < argc; i++)
-			if ((i > 1 && buf_adds(&b->sql, ", ") != BUF_OK) ||
-			    db_batch_hex(b, argv[i], strlen(argv[i])) == -1)
+			if (db_batch_more(b, i == 1 ? SQL_LIST_FIRST :
+			    SQL_LIST_NEXT, argv[i]) == -1)
 				return CMD_FAILED;
-		if (buf_addc(&b->sql, ')') != BUF_OK)
+		if (db_batch_more(b, SQL_LIST_END) == -1)
 			return CMD_FAILED;
 	}
 	if (db_batch_commit(b) == -1)
@@ -190,10 +178,8 @@ events_enable(struct cmd_line *cl, const struct conf *conf,
 		fprintf(stderr, "idemorders events: no webhook_url set\n");
 		return CMD_USAGE;
 	}
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE event_endpoints SET "
-	    "disabled_at = NULL, disabled_reason = NULL WHERE url = ") == -1 ||
-	    db_batch_hex(b, conf->webhook_url, strlen(conf->webhook_url)) ==
-	    -1 || db_batch_commit(b) == -1)
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_ENABLE,
+	    conf->webhook_url) == -1 || db_batch_commit(b) == -1)
 		return CMD_FAILED;
 	rc = run(conf, b, 0);
 	if (rc == CMD_OK)

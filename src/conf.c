@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "log.h"
 #include "peers.h"
 #include "secret.h"
 #include "text.h"
@@ -61,16 +62,26 @@ struct conf_word {
 	int		 value;
 };
 
+/*
+ * A key: its type, field, range, its default as the file would write it
+ * (NULL: none, the field stays zero or NULL) and whether a change takes
+ * effect only after a restart (a reload keeps the running value), as the
+ * rows of tmux's options-table.c carry theirs.
+ */
 struct conf_key {
 	const char	*name;
 	enum conf_type	 type;
 	size_t		 off;
 	long long	 min;
 	long long	 max;
+	const char	*dflt;
+	int		 restart;
 };
 
 static int	conf_check(const struct conf *, const char *, int, char *,
 		    size_t);
+static int	conf_set(struct conf *, const struct conf_key *, const char *,
+		    char *, size_t);
 
 static const struct conf_word facility_words[] = {
 	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "auth", LOG_AUTH },
@@ -126,98 +137,169 @@ static const struct conf_words {
 #define DAY_MS	(24LL * 3600 * 1000)
 
 static const struct conf_key conf_keys[] = {
-	{ "listen",		T_LISTEN,	F(listen), 0, 0 },
-	{ "socket_mode",	T_MODE,		F(socket_mode), 0, 07777 },
-	{ "socket_group",	T_OPTSTRING,	F(socket_group), 0, 0 },
-	{ "allow_peers",	T_PEERS,	F(allow_peers), 0, 0 },
-	{ "user",		T_OPTSTRING,	F(user), 0, 0 },
-	{ "group",		T_OPTSTRING,	F(group), 0, 0 },
-	{ "workers",		T_INT,		F(workers), 1, 512 },
-	{ "max_requests",	T_LONG,		F(max_requests), 0, LONG_MAX },
-	{ "log_level",		T_LOGLEVEL,	F(log_level), 0, 0 },
-	{ "log",		T_LOGTARGET,	F(log_syslog), 0, 0 },
-	{ "log_facility",	T_FACILITY,	F(log_facility), 0, 0 },
-	{ "log_format",		T_LOGFORMAT,	F(log_format), 0, 0 },
-	{ "mount",		T_MOUNT,	F(mount), 0, 0 },
-	{ "principal_var",	T_PRINCIPAL_VAR, F(principal_var), 0, 0 },
-	{ "frontend_secret_file", T_SECRET_FILE, F(frontend_secret), 0, 0 },
-	{ "frontend_secret_var", T_SECRET_VAR,	F(frontend_secret_var), 0, 0 },
-	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20 },
-	{ "metrics",		T_ONOFF,	F(metrics), 0, 0 },
-	{ "db_host",		T_STRING,	F(db_host), 0, 0 },
-	{ "db_port",		T_PORT,		F(db_port), 1, 65535 },
-	{ "db_socket",		T_PATH,		F(db_socket), 0, 0 },
-	{ "db_name",		T_STRING,	F(db_name), 0, 0 },
-	{ "db_user",		T_STRING,	F(db_user), 0, 0 },
-	{ "db_password",	T_OPTSTRING,	F(db_password), 0, 0 },
-	{ "db_password_file",	T_PASSWORD_FILE, F(db_password), 0, 0 },
-	{ "db_connect_timeout",	T_DURATION,	F(db_connect_timeout_ms), 1000, 3600000 },
-	{ "lock_wait_timeout",	T_DURATION,	F(lock_wait_timeout_ms), 1000, 3600000 },
-	{ "schema_dir",		T_PATH,		F(schema_dir), 0, 0 },
-	{ "key_retention",	T_LDURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS },
-	{ "tombstone_retention", T_LDURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS },
-	{ "cancel_window",	T_LDURATION,	F(cancel_window_ms), 0, 36500 * DAY_MS },
-	{ "key_reused_status",	T_REUSED_STATUS, F(key_reused_status), 0, 0 },
-	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0 },
-	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20 },
-	{ "request_deadline",	T_DURATION,	F(request_deadline_ms), 100, 600000 },
-	{ "read_deadline",	T_DURATION,	F(read_deadline_ms), 100, 600000 },
-	{ "retry_backoff",	T_DURATION,	F(retry_backoff_ms), 1, 60000 },
-	{ "retry_backoff_max",	T_DURATION,	F(retry_backoff_max_ms), 1, 600000 },
-	{ "expire_batch",	T_LONG,		F(expire_batch), 1, 1000000 },
-	{ "expire_pause",	T_DURATION,	F(expire_pause_ms), 0, 60000 },
-	{ "webhook_url",	T_URL,		F(webhook_url), 0, 0 },
-	{ "webhook_secret_file", T_WEBHOOK_SECRET_FILE, F(webhook_secret), 0, 0 },
-	{ "webhook_timeout",	T_DURATION,	F(webhook_timeout_ms), 100, 120000 },
-	{ "event_max_age",	T_LDURATION,	F(event_max_age_ms), 1000, 365 * DAY_MS },
-	{ "event_retention",	T_LDURATION,	F(event_retention_ms), 0, 36500 * DAY_MS },
-	{ "event_poll",		T_DURATION,	F(event_poll_ms), 50, 60000 },
-	{ "event_backoff",	T_DURATION,	F(event_backoff_ms), 10, 3600000 },
-	{ "event_backoff_max",	T_DURATION,	F(event_backoff_max_ms), 10, 86400000 },
-	{ "relay_concurrency",	T_INT,		F(relay_concurrency), 1, 256 },
+	{ "listen",		T_LISTEN,	F(listen), 0, 0,
+	    NULL, 1 },
+	{ "socket_mode",	T_MODE,		F(socket_mode), 0, 07777,
+	    "0660", 1 },
+	{ "socket_group",	T_OPTSTRING,	F(socket_group), 0, 0,
+	    NULL, 1 },
+	{ "allow_peers",	T_PEERS,	F(allow_peers), 0, 0,
+	    NULL, 0 },
+	{ "user",		T_OPTSTRING,	F(user), 0, 0,
+	    NULL, 1 },
+	{ "group",		T_OPTSTRING,	F(group), 0, 0,
+	    NULL, 1 },
+	{ "workers",		T_INT,		F(workers), 1, 512,
+	    "4", 0 },
+	{ "max_requests",	T_LONG,		F(max_requests), 0, LONG_MAX,
+	    "10000", 0 },
+	{ "log_level",		T_LOGLEVEL,	F(log_level), 0, 0,
+	    "info", 0 },
+	{ "log",		T_LOGTARGET,	F(log_syslog), 0, 0,
+	    "stderr", 0 },
+	{ "log_facility",	T_FACILITY,	F(log_facility), 0, 0,
+	    "daemon", 0 },
+	{ "log_format",		T_LOGFORMAT,	F(log_format), 0, 0,
+	    "text", 0 },
+	{ "mount",		T_MOUNT,	F(mount), 0, 0,
+	    "/orders", 0 },
+	{ "principal_var",	T_PRINCIPAL_VAR, F(principal_var), 0, 0,
+	    "REMOTE_USER", 0 },
+	{ "frontend_secret_file", T_SECRET_FILE, F(frontend_secret), 0, 0,
+	    NULL, 0 },
+	{ "frontend_secret_var", T_SECRET_VAR,	F(frontend_secret_var), 0, 0,
+	    "IDEMORDERS_FRONTEND_SECRET", 0 },
+	{ "max_body_bytes",	T_SIZE,		F(max_body_bytes), 256, 16L << 20,
+	    "64k", 0 },
+	{ "metrics",		T_ONOFF,	F(metrics), 0, 0,
+	    "off", 0 },
+	{ "db_host",		T_STRING,	F(db_host), 0, 0,
+	    "localhost", 0 },
+	{ "db_port",		T_PORT,		F(db_port), 1, 65535,
+	    "3306", 0 },
+	{ "db_socket",		T_PATH,		F(db_socket), 0, 0,
+	    NULL, 0 },
+	{ "db_name",		T_STRING,	F(db_name), 0, 0,
+	    "idemorders", 0 },
+	{ "db_user",		T_STRING,	F(db_user), 0, 0,
+	    "idemorders", 0 },
+	{ "db_password",	T_OPTSTRING,	F(db_password), 0, 0,
+	    NULL, 0 },
+	{ "db_password_file",	T_PASSWORD_FILE, F(db_password), 0, 0,
+	    NULL, 0 },
+	{ "db_connect_timeout",	T_DURATION,	F(db_connect_timeout_ms), 1000, 3600000,
+	    "5s", 0 },
+	{ "lock_wait_timeout",	T_DURATION,	F(lock_wait_timeout_ms), 1000, 3600000,
+	    "10s", 0 },
+	{ "schema_dir",		T_PATH,		F(schema_dir), 0, 0,
+	    PKGDATADIR "/schema", 0 },
+	{ "key_retention",	T_LDURATION,	F(key_retention_ms), 1000, 3650 * DAY_MS,
+	    "24h", 0 },
+	{ "tombstone_retention", T_LDURATION,	F(tombstone_retention_ms), 0, 36500 * DAY_MS,
+	    "30d", 0 },
+	{ "cancel_window",	T_LDURATION,	F(cancel_window_ms), 0, 36500 * DAY_MS,
+	    "30d", 0 },
+	{ "key_reused_status",	T_REUSED_STATUS, F(key_reused_status), 0, 0,
+	    "409", 0 },
+	{ "out_of_stock",	T_OUT_OF_STOCK,	F(out_of_stock), 0, 0,
+	    "final", 0 },
+	{ "max_attempts",	T_INT,		F(max_attempts), 1, 20,
+	    "3", 0 },
+	{ "request_deadline",	T_DURATION,	F(request_deadline_ms), 100, 600000,
+	    "30s", 0 },
+	{ "read_deadline",	T_DURATION,	F(read_deadline_ms), 100, 600000,
+	    "5s", 0 },
+	{ "retry_backoff",	T_DURATION,	F(retry_backoff_ms), 1, 60000,
+	    "50ms", 0 },
+	{ "retry_backoff_max",	T_DURATION,	F(retry_backoff_max_ms), 1, 600000,
+	    "1s", 0 },
+	{ "expire_batch",	T_LONG,		F(expire_batch), 1, 1000000,
+	    "1000", 0 },
+	{ "expire_pause",	T_DURATION,	F(expire_pause_ms), 0, 60000,
+	    "200ms", 0 },
+	{ "webhook_url",	T_URL,		F(webhook_url), 0, 0,
+	    NULL, 0 },
+	{ "webhook_secret_file", T_WEBHOOK_SECRET_FILE, F(webhook_secret), 0, 0,
+	    NULL, 0 },
+	{ "webhook_timeout",	T_DURATION,	F(webhook_timeout_ms), 100, 120000,
+	    "10s", 0 },
+	{ "event_max_age",	T_LDURATION,	F(event_max_age_ms), 1000, 365 * DAY_MS,
+	    "3d", 0 },
+	{ "event_retention",	T_LDURATION,	F(event_retention_ms), 0, 36500 * DAY_MS,
+	    "7d", 0 },
+	{ "event_poll",		T_DURATION,	F(event_poll_ms), 50, 60000,
+	    "500ms", 0 },
+	{ "event_backoff",	T_DURATION,	F(event_backoff_ms), 10, 3600000,
+	    "1s", 0 },
+	{ "event_backoff_max",	T_DURATION,	F(event_backoff_max_ms), 10, 86400000,
+	    "1h", 0 },
+	{ "relay_concurrency",	T_INT,		F(relay_concurrency), 1, 256,
+	    "8", 0 },
 };
 
-/* Fill every field with its documented default. */
+/*
+ * Fill every field with its default from conf_keys[], through the
+ * parser's own conf_set().  A default the parser refuses is a bug of
+ * this file: fatal.
+ */
 void
 conf_defaults(struct conf *c)
 {
+	char	 err[512];
+	size_t	 i;
+
 	memset(c, 0, sizeof(*c));
-	c->socket_mode = 0660;
-	c->workers = 4;
-	c->max_requests = 10000;
-	c->log_level = LOG_INFO;
-	c->log_facility = LOG_DAEMON;
-	c->log_format = LOG_FORMAT_TEXT;
-	c->mount = strdup("/orders");
-	c->principal_var = strdup("REMOTE_USER");
-	c->frontend_secret_var = strdup("IDEMORDERS_FRONTEND_SECRET");
-	c->max_body_bytes = 64 * 1024;
-	c->db_host = strdup("localhost");
-	c->db_port = 3306;
-	c->db_name = strdup("idemorders");
-	c->db_user = strdup("idemorders");
-	c->db_connect_timeout_ms = 5000;
-	c->lock_wait_timeout_ms = 10000;
-	c->schema_dir = strdup(PKGDATADIR "/schema");
-	c->key_retention_ms = DAY_MS;
-	c->tombstone_retention_ms = 30 * DAY_MS;
-	c->cancel_window_ms = 30 * DAY_MS;
-	c->key_reused_status = 409;
-	c->out_of_stock = OUT_OF_STOCK_FINAL;
-	c->max_attempts = 3;
-	c->request_deadline_ms = 30000;
-	c->read_deadline_ms = 5000;
-	c->retry_backoff_ms = 50;
-	c->retry_backoff_max_ms = 1000;
-	c->expire_batch = 1000;
-	c->expire_pause_ms = 200;
-	c->webhook_timeout_ms = 10000;
-	c->event_max_age_ms = 3 * DAY_MS;
-	c->event_retention_ms = 7 * DAY_MS;
-	c->event_poll_ms = 500;
-	c->event_backoff_ms = 1000;
-	c->event_backoff_max_ms = 3600000;
-	c->relay_concurrency = 8;
+	for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++)
+		if (conf_keys[i].dflt != NULL && conf_set(c, &conf_keys[i],
+		    conf_keys[i].dflt, err, sizeof(err)) == -1)
+			fatalx("default of %s: %s", conf_keys[i].name, err);
+}
+
+/*
+ * In a reloaded configuration nc, keep the running value (from old) of
+ * every key whose change takes effect only after a restart, and log each
+ * that changed.  -1 when out of memory (nc then holds a value of its
+ * own for that key).
+ */
+int
+conf_keep_restart(struct conf *nc, const struct conf *old)
+{
+	const struct conf_key	*k;
+	char			**np, *const *op, *keep;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++) {
+		k = &conf_keys[i];
+		if (!k->restart)
+			continue;
+		if (k->type == T_MODE) {
+			if (*(const mode_t *)((const char *)old + k->off) ==
+			    *(mode_t *)((char *)nc + k->off))
+				continue;
+			log_warnx("reload: \"%s\" changed; it takes effect "
+			    "only after a restart (still %04o)", k->name,
+			    (unsigned int)*(const mode_t *)((const char *)old +
+			    k->off));
+			*(mode_t *)((char *)nc + k->off) =
+			    *(const mode_t *)((const char *)old + k->off);
+			continue;
+		}
+		np = (char **)(void *)((char *)nc + k->off);
+		op = (char *const *)(const void *)((const char *)old + k->off);
+		if (*np == NULL && *op == NULL)
+			continue;
+		if (*np != NULL && *op != NULL && strcmp(*np, *op) == 0)
+			continue;
+		log_warnx("reload: \"%s\" changed; it takes effect only "
+		    "after a restart (still %s)", k->name, *op != NULL ? *op :
+		    "unset");
+		keep = NULL;
+		if (*op != NULL && (keep = strdup(*op)) == NULL)
+			return -1;
+		free(*np);
+		*np = keep;
+	}
+	return 0;
 }
 
 /* Release every string the configuration owns. */

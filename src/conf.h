@@ -87,6 +87,7 @@ int	conf_load(struct conf *, const char *, char *, size_t);
 int	conf_parse(struct conf *, const char *, const char *, size_t,
 	    char *, size_t);
 void	conf_clear(struct conf *);
+int	conf_keep_restart(struct conf *, const struct conf *);
 int	conf_parse_duration(const char *, long long *);
 int	conf_parse_size(const char *, size_t *);
 int	conf_listen_is_loopback(const char *);

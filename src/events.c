@@ -72,15 +72,8 @@ events_batch_add(struct db_batch *b, unsigned long long claim,
 
 	if (events_webhook_id(wid, sizeof(wid)) == -1)
 		return -1;
-	if (db_batch_add(b, 1, "INSERT INTO events (id, webhook_id, type, "
-	    "order_id, seq, principal_id, payload, created_at, state, "
-	    "next_attempt_at) SELECT %llu, '%s', '%s', %llu, %d, "
-	    "principal_id, ", claim, wid, event_type_name(t), order,
-	    (int)t) == -1 ||
-	    db_batch_hex(b, payload->p != NULL ? payload->p : "",
-	    payload->len) == -1 ||
-	    buf_printf(&b->sql, ", UTC_TIMESTAMP(6), 'pending', "
-	    "UTC_TIMESTAMP(6)") != BUF_OK ||
+	if (db_batch_sql(b, 1, SQL_EVENTS_INSERT, claim, wid,
+	    event_type_name(t), order, (int)t, payload->p, payload->len) == -1 ||
 	    db_batch_own_from(b, claim) == -1)
 		return -1;
 	return db_batch_guard(b, 1);
@@ -118,23 +111,9 @@ int
 events_batch_claim(struct db_batch *b, const char *token, long lease_ms,
     int n)
 {
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events e SET "
-	    "lease_owner = ") == -1 ||
-	    db_batch_hex(b, token, strlen(token)) == -1 ||
-	    buf_printf(&b->sql, ", lease_until = UTC_TIMESTAMP(6) + INTERVAL "
-	    "%ld MICROSECOND WHERE e.state = 'pending' AND e.next_attempt_at "
-	    "<= UTC_TIMESTAMP(6) AND (e.lease_until IS NULL OR e.lease_until "
-	    "< UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM events p "
-	    "WHERE p.order_id = e.order_id AND p.seq < e.seq AND p.state "
-	    "<> 'delivered') ORDER BY e.next_attempt_at LIMIT %d",
-	    lease_ms * 1000, n) != BUF_OK)
-		return -1;
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT id, webhook_id, type, "
-	    "order_id, DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
-	    "attempts, payload FROM events WHERE lease_owner = ") == -1 ||
-	    db_batch_hex(b, token, strlen(token)) == -1 ||
-	    buf_adds(&b->sql, " AND state = 'pending' ORDER BY order_id, "
-	    "seq") != BUF_OK)
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_CLAIM, token,
+	    (long long)lease_ms * 1000, n) == -1 ||
+	    db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_CLAIMED, token) == -1)
 		return -1;
 	return db_batch_commit(b);
 }
@@ -198,7 +177,6 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
     long long delay_ms, long long max_age_ms)
 {
 	size_t	 elen = error != NULL ? strlen(error) : 0;
-	char	 st[16];
 	int	 rc;
 
 	if (elen > 255)
@@ -209,81 +187,62 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 	 * settlement below applies, in the row of this relay process (the
 	 * token's host/pid), which no other relay writes.
 	 */
-	if (db_batch_add(b, DB_ROWS_ANY, "INSERT INTO event_deliveries "
-	    "(relay, outcome, n) SELECT CONVERT(SUBSTRING_INDEX(lease_owner, "
-	    "'/', 2) USING ascii), ") == -1)
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_COUNT) == -1)
 		return -1;
 	if (o == EVENT_DELIVERED)
-		rc = buf_adds(&b->sql, "'delivered'");
+		rc = db_batch_more(b, SQL_EVENTS_COUNT_DELIVERED);
 	else if (o == EVENT_GONE)
-		rc = buf_adds(&b->sql, "'gone'");
+		rc = db_batch_more(b, SQL_EVENTS_COUNT_GONE);
 	else
-		rc = buf_printf(&b->sql, "IF(created_at < UTC_TIMESTAMP(6) - "
-		    "INTERVAL %lld MICROSECOND, 'dead', 'retry')",
+		rc = db_batch_more(b, SQL_EVENTS_COUNT_RETRY,
 		    max_age_ms * 1000);
-	if (rc != BUF_OK || buf_printf(&b->sql, ", 1 FROM events WHERE id = "
-	    "%llu AND lease_owner = ", r->id) != BUF_OK ||
-	    db_batch_hex(b, token, strlen(token)) == -1 ||
-	    buf_adds(&b->sql, " ON DUPLICATE KEY UPDATE n = n + 1") != BUF_OK)
+	if (rc == -1 || db_batch_more(b, SQL_EVENTS_COUNT_WHERE, r->id,
+	    token) == -1)
 		return -1;
 	if (o == EVENT_DELIVERED) {
-		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET state = "
-		    "'delivered', delivered_at = UTC_TIMESTAMP(6), attempts = "
-		    "attempts + 1, last_status = %d, last_error = NULL, "
-		    "lease_owner = NULL, lease_until = NULL", status) == -1)
+		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_DELIVERED_SET,
+		    status) == -1)
 			return -1;
 	} else if (o == EVENT_GONE) {
-		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET "
-		    "last_status = %d, lease_owner = NULL, lease_until = NULL",
+		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_GONE_SET,
 		    status) == -1)
 			return -1;
 	} else {
-		if (status == 0)
-			snprintf(st, sizeof(st), "NULL");
-		else
-			snprintf(st, sizeof(st), "%d", status);
-		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE events SET attempts = "
-		    "attempts + 1, last_status = %s, last_error = ", st) == -1 ||
-		    db_batch_hex(b, error != NULL ? error : "", elen) == -1 ||
-		    buf_printf(&b->sql, ", next_attempt_at = UTC_TIMESTAMP(6) + "
-		    "INTERVAL %lld MICROSECOND, state = IF(created_at < "
-		    "UTC_TIMESTAMP(6) - INTERVAL %lld MICROSECOND, 'dead', "
-		    "'pending'), lease_owner = NULL, lease_until = NULL",
-		    delay_ms * 1000, max_age_ms * 1000) != BUF_OK)
+		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_RETRY_SET) == -1 ||
+		    (status == 0 ? db_batch_more(b, SQL_NULL) :
+		    db_batch_more(b, SQL_INT, status)) == -1 ||
+		    db_batch_more(b, SQL_EVENTS_RETRY_REST, error, elen,
+		    delay_ms * 1000, max_age_ms * 1000) == -1)
 			return -1;
 	}
-	if (buf_printf(&b->sql, " WHERE id = %llu AND lease_owner = ",
-	    r->id) != BUF_OK || db_batch_hex(b, token, strlen(token)) == -1)
+	if (db_batch_more(b, SQL_EVENTS_SETTLE_WHERE, r->id, token) == -1)
 		return -1;
 	return db_batch_commit(b);
 }
 
-/* Append the SHA-256 of url as a hex literal (its key). */
+/* Write the SHA-256 of url (its key) into md, of EVP_MAX_MD_SIZE bytes. */
 static int
-url_key(struct db_batch *b, const char *url)
+url_key(const char *url, unsigned char *md, size_t *mdlen)
 {
-	unsigned char	 md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen = 0;
+	unsigned int	 n = 0;
 
-	if (EVP_Digest(url, strlen(url), md, &mdlen, EVP_sha256(),
-	    NULL) != 1)
+	if (EVP_Digest(url, strlen(url), md, &n, EVP_sha256(), NULL) != 1)
 		return -1;
-	return db_batch_hex(b, (const char *)md, mdlen);
+	*mdlen = n;
+	return 0;
 }
 
 /* Mark the endpoint url disabled (it answered 410: why), and COMMIT. */
 int
 events_batch_disable(struct db_batch *b, const char *url, const char *why)
 {
-	if (db_batch_add(b, DB_ROWS_ANY, "INSERT INTO event_endpoints "
-	    "(url_sha256, url, disabled_at, disabled_reason) VALUES (") == -1 ||
-	    url_key(b, url) == -1 || buf_adds(&b->sql, ", ") != BUF_OK ||
-	    db_batch_hex(b, url, strlen(url)) == -1 ||
-	    buf_adds(&b->sql, ", UTC_TIMESTAMP(6), ") != BUF_OK ||
-	    db_batch_hex(b, why, strlen(why) > 255 ? 255 : strlen(why)) == -1 ||
-	    buf_adds(&b->sql, ") ON DUPLICATE KEY UPDATE disabled_at = "
-	    "VALUES(disabled_at), disabled_reason = VALUES(disabled_reason)")
-	    != BUF_OK)
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	size_t		 mdlen;
+
+	if (url_key(url, md, &mdlen) == -1 ||
+	    db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_DISABLE, (const char *)md,
+	    mdlen, url, why, strlen(why) > 255 ? (size_t)255 : strlen(why)) ==
+	    -1)
 		return -1;
 	return db_batch_commit(b);
 }
@@ -295,11 +254,13 @@ events_batch_disable(struct db_batch *b, const char *url, const char *why)
 int
 events_batch_endpoint(struct db_batch *b, const char *url)
 {
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT disabled_at FROM "
-	    "event_endpoints WHERE disabled_at IS NOT NULL AND url_sha256 = ")
-	    == -1 || url_key(b, url) == -1)
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	size_t		 mdlen;
+
+	if (url_key(url, md, &mdlen) == -1)
 		return -1;
-	return 0;
+	return db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_ENDPOINT,
+	    (const char *)md, mdlen);
 }
 
 /*
@@ -310,13 +271,9 @@ events_batch_endpoint(struct db_batch *b, const char *url)
 int
 events_batch_stats(struct db_batch *b)
 {
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*), "
-	    "IFNULL(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), "
-	    "UTC_TIMESTAMP(6)), 0) FROM events WHERE state = 'pending'") == -1 ||
-	    db_batch_add(b, DB_ROWS_RESULT, "SELECT COUNT(*) FROM events "
-	    "WHERE state = 'dead'") == -1 ||
-	    db_batch_add(b, DB_ROWS_RESULT, "SELECT outcome, SUM(n) FROM "
-	    "event_deliveries GROUP BY outcome") == -1)
+	if (db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_STATS_PENDING) == -1 ||
+	    db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_STATS_DEAD) == -1 ||
+	    db_batch_sql(b, DB_ROWS_RESULT, SQL_EVENTS_STATS_OUTCOMES) == -1)
 		return -1;
 	return 0;
 }

@@ -27,63 +27,26 @@
 
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "expire.h"
 #include "log.h"
 #include "mono.h"
 
-/*
- * Both jobs walk one index, idem_jobs (tombstone_at, live_expires_at),
- * on the generated columns that finishing a create leaves as they are:
- * due rows are the live ones (tombstone_at IS NULL) in live_expires_at
- * order (expires_at of a row that is not a tombstone), tombstones are
- * the rows with a tombstone_at (when they became one), in that order.
- * The expiry orders by both columns, the index's order (tombstone_at is
- * NULL throughout the range): by live_expires_at alone the server would
- * read and sort every due row for each batch.
- */
-#define Q_EXPIRE(status) "UPDATE idempotency_records " \
-    "SET status = 'EXPIRED', response_body = NULL, response_headers = NULL, " \
-    "updated_at = UTC_TIMESTAMP(6) " \
-    "WHERE tombstone_at IS NULL AND live_expires_at <= UTC_TIMESTAMP(6) " \
-    "AND status = '" status "' " \
-    "ORDER BY tombstone_at, live_expires_at LIMIT ?"
-static const char *const q_expire[] = {
-	Q_EXPIRE("SUCCEEDED"),
-	Q_EXPIRE("FAILED_FINAL"),
-};
-static const char q_purge[] = "DELETE FROM idempotency_records "
-    "WHERE tombstone_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
-    "ORDER BY tombstone_at LIMIT ?";
-/* Delivered events older than event_retention (0 keeps them). */
-static const char q_purge_events[] = "DELETE FROM events "
-    "WHERE delivered_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
-    "AND state = 'delivered' ORDER BY delivered_at LIMIT ?";
-static const char q_count_events[] = "SELECT COUNT(*) FROM events "
-    "WHERE delivered_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND "
-    "AND state = 'delivered'";
 #define EXPIRE_TRIES	20	/* attempts of one batch */
-
-static const char q_count_expire[] = "SELECT COUNT(*) FROM "
-    "idempotency_records WHERE tombstone_at IS NULL "
-    "AND live_expires_at <= UTC_TIMESTAMP(6) "
-    "AND status IN ('SUCCEEDED', 'FAILED_FINAL')";
-static const char q_count_purge[] = "SELECT COUNT(*) FROM "
-    "idempotency_records "
-    "WHERE tombstone_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND";
 
 /*
  * Run one statement with the given integer parameters; *rows receives
  * the affected rows, or the single value a COUNT(*) query returns.
  */
 static int
-run(struct db *db, const char *sql, size_t len, long long *params, int np,
-    int is_count, long long *rows)
+run(struct db *db, enum db_sql sql, long long *params, int np, int is_count,
+    long long *rows)
 {
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[2], r[1];
 	int		 i, rc;
 
-	rc = db_stmt_prepare(db, sql, len, &st);
+	rc = db_stmt_prepare(db, db_sql(sql), strlen(db_sql(sql)), &st);
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < np; i++)
@@ -115,8 +78,8 @@ out:
  * a lost connection is reconnected.
  */
 static int
-batches(struct db *db, const char *sql, size_t len, long long *params,
-    int np, long batch, long pause_ms, long long *total, long *nbatches)
+batches(struct db *db, enum db_sql sql, long long *params, int np,
+    long batch, long pause_ms, long long *total, long *nbatches)
 {
 	struct timespec	 pause;
 	long long	 rows, t0;
@@ -126,7 +89,7 @@ batches(struct db *db, const char *sql, size_t len, long long *params,
 		t0 = mono_ms();
 		rc = db_ensure(db);
 		if (rc == DB_OK)
-			rc = run(db, sql, len, params, np, 0, &rows);
+			rc = run(db, sql, params, np, 0, &rows);
 		if (rc == DB_OK)
 			rc = db_commit(db);
 		if (rc != DB_OK) {
@@ -149,7 +112,7 @@ batches(struct db *db, const char *sql, size_t len, long long *params,
 		tries = 0;
 		/* Each batch's time, its locks' upper bound (log_level = debug). */
 		log_debug("expire: batch of %lld %s in %lld ms", rows,
-		    sql == q_purge ? "purged" : "expired", mono_ms() - t0);
+		    sql == SQL_EXPIRE_PURGE ? "purged" : "expired", mono_ms() - t0);
 		*total += rows;
 		if (rows > 0)
 			(*nbatches)++;
@@ -186,34 +149,34 @@ expire_run(const struct conf *conf, long batch, long pause_ms, int dry_run,
 	}
 	p[0] = conf->tombstone_retention_ms / 1000;
 	if (dry_run) {
-		rc = run(&db, q_count_expire, sizeof(q_count_expire) - 1, NULL,
-		    0, 1, &st->expired);
+		rc = run(&db, SQL_EXPIRE_COUNT_DUE, NULL, 0, 1, &st->expired);
 		if (rc == DB_OK && conf->tombstone_retention_ms > 0)
-			rc = run(&db, q_count_purge, sizeof(q_count_purge) - 1,
-			    p, 1, 1, &st->purged);
+			rc = run(&db, SQL_EXPIRE_COUNT_PURGE, p, 1, 1,
+			    &st->purged);
 		p[0] = conf->event_retention_ms / 1000;
 		if (rc == DB_OK && conf->event_retention_ms > 0)
-			rc = run(&db, q_count_events, sizeof(q_count_events) -
-			    1, p, 1, 1, &st->events_purged);
+			rc = run(&db, SQL_EXPIRE_COUNT_EVENTS, p, 1, 1,
+			    &st->events_purged);
 		db_rollback(&db);
 		goto out;
 	}
 	for (i = 0; rc == DB_OK && i < 2; i++) {
 		p[0] = batch;
-		rc = batches(&db, q_expire[i], strlen(q_expire[i]), p, 1,
-		    batch, pause_ms, &st->expired, &st->batches);
+		rc = batches(&db, i == 0 ? SQL_EXPIRE_SUCCEEDED :
+		    SQL_EXPIRE_FAILED_FINAL, p, 1, batch, pause_ms,
+		    &st->expired, &st->batches);
 	}
 	if (rc == DB_OK && conf->tombstone_retention_ms > 0) {
 		p[0] = conf->tombstone_retention_ms / 1000;
 		p[1] = batch;
-		rc = batches(&db, q_purge, sizeof(q_purge) - 1, p, 2, batch,
-		    pause_ms, &st->purged, &st->batches);
+		rc = batches(&db, SQL_EXPIRE_PURGE, p, 2, batch, pause_ms,
+		    &st->purged, &st->batches);
 	}
 	if (rc == DB_OK && conf->event_retention_ms > 0) {
 		p[0] = conf->event_retention_ms / 1000;
 		p[1] = batch;
-		rc = batches(&db, q_purge_events, sizeof(q_purge_events) - 1, p,
-		    2, batch, pause_ms, &st->events_purged, &st->batches);
+		rc = batches(&db, SQL_EXPIRE_PURGE_EVENTS, p, 2, batch,
+		    pause_ms, &st->events_purged, &st->batches);
 	}
 out:
 	if (rc != DB_OK)

@@ -58,17 +58,12 @@ int
 ledger_insert(struct db *db, const struct ledger_scope *s, const char *fp,
     long retention_s)
 {
-	static const char sql[] = "INSERT INTO idempotency_records "
-	    "(principal_id, operation, idem_key, request_fingerprint, status, "
-	    "created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, "
-	    "'PROCESSING', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), "
-	    "UTC_TIMESTAMP(6) + INTERVAL ? SECOND)";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[5];
 	long long	 ret = retention_s;
 	int		 rc;
 
-	rc = db_stmt(db, DBS_LEDGER_INSERT, sql, &st);
+	rc = db_stmt(db, DBS_LEDGER_INSERT, db_sql(SQL_LEDGER_INSERT), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
@@ -107,11 +102,6 @@ int
 ledger_read(struct db *db, const struct ledger_scope *s,
     struct ledger_record *rec)
 {
-	static const char sql[] = "SELECT status, request_fingerprint, "
-	    "COALESCE(response_status, 0), response_headers, response_body, "
-	    "resource_id, expires_at <= UTC_TIMESTAMP(6) "
-	    "FROM idempotency_records "
-	    "WHERE principal_id = ? AND operation = ? AND idem_key = ?";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[3], r[7];
 	char		 hdrs[RESPONSE_HEADERS_MAX], *body = NULL;
@@ -119,7 +109,7 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 	my_bool		 nul[7];
 	int		 rc, found = 0;
 
-	rc = db_stmt(db, DBS_LEDGER_READ, sql, &st);
+	rc = db_stmt(db, DBS_LEDGER_READ, db_sql(SQL_LEDGER_READ), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
@@ -207,17 +197,13 @@ ledger_finish(struct db *db, const struct ledger_scope *s,
     enum ledger_status state, const struct response *resp,
     const char *resource_id)
 {
-	static const char sql[] = "UPDATE idempotency_records SET status = ?, "
-	    "response_status = ?, response_headers = ?, response_body = ?, "
-	    "resource_id = ?, updated_at = UTC_TIMESTAMP(6) "
-	    "WHERE principal_id = ? AND operation = ? AND idem_key = ? "
-	    "AND status = 'PROCESSING'";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[8];
 	const char	*status = ledger_status_name(state);
 	int		 code = resp->status, rc;
 
-	rc = db_stmt(db, DBS_LEDGER_FINISH, sql, &st);
+	rc = db_stmt(db, DBS_LEDGER_FINISH, db_sql(SQL_LEDGER_FINISH),
+	    &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], status, strlen(status));
@@ -254,21 +240,8 @@ int
 ledger_batch_insert(struct db_batch *b, const struct ledger_scope *s,
     const char *fp, long retention_s)
 {
-	if (db_batch_add(b, 1, "INSERT INTO idempotency_records "
-	    "(principal_id, operation, idem_key, request_fingerprint, status, "
-	    "created_at, updated_at, expires_at) VALUES (") == -1 ||
-	    db_batch_hex(b, s->principal, strlen(s->principal)) == -1 ||
-	    buf_adds(&b->sql, ", ") != BUF_OK ||
-	    db_batch_hex(b, s->operation, strlen(s->operation)) == -1 ||
-	    buf_adds(&b->sql, ", ") != BUF_OK ||
-	    db_batch_hex(b, s->key, strlen(s->key)) == -1 ||
-	    buf_adds(&b->sql, ", ") != BUF_OK ||
-	    db_batch_hex(b, fp, strlen(fp)) == -1 ||
-	    buf_printf(&b->sql, ", 'PROCESSING', UTC_TIMESTAMP(6), "
-	    "UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL %ld SECOND)",
-	    retention_s) != BUF_OK)
-		return -1;
-	return 0;
+	return db_batch_sql(b, 1, SQL_LEDGER_BATCH_INSERT, s->principal,
+	    s->operation, s->key, fp, retention_s);
 }
 
 /*
@@ -279,18 +252,8 @@ ledger_batch_insert(struct db_batch *b, const struct ledger_scope *s,
 int
 ledger_batch_read(struct db_batch *b, const struct ledger_scope *s)
 {
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT status, "
-	    "request_fingerprint, COALESCE(response_status, 0), "
-	    "response_headers, response_body, resource_id, "
-	    "expires_at <= UTC_TIMESTAMP(6) FROM idempotency_records "
-	    "WHERE principal_id = ") == -1 ||
-	    db_batch_hex(b, s->principal, strlen(s->principal)) == -1 ||
-	    buf_adds(&b->sql, " AND operation = ") != BUF_OK ||
-	    db_batch_hex(b, s->operation, strlen(s->operation)) == -1 ||
-	    buf_adds(&b->sql, " AND idem_key = ") != BUF_OK ||
-	    db_batch_hex(b, s->key, strlen(s->key)) == -1)
-		return -1;
-	return 0;
+	return db_batch_sql(b, DB_ROWS_RESULT, SQL_LEDGER_BATCH_READ,
+	    s->principal, s->operation, s->key);
 }
 
 /*
@@ -346,23 +309,10 @@ ledger_batch_finish(struct db_batch *b, unsigned long long id,
     enum ledger_status state, const struct response *resp,
     const char *resource_id)
 {
-	if (db_batch_add(b, 1, "UPDATE idempotency_records SET status = '%s', "
-	    "response_status = %d, response_headers = ",
-	    ledger_status_name(state), resp->status) == -1 ||
-	    db_batch_hex(b, resp->headers.p ? resp->headers.p : "",
-	    resp->headers.len) == -1 ||
-	    buf_adds(&b->sql, ", response_body = ") != BUF_OK ||
-	    db_batch_hex(b, resp->body.p ? resp->body.p : "",
-	    resp->body.len) == -1 ||
-	    buf_adds(&b->sql, ", resource_id = ") != BUF_OK)
-		return -1;
-	if (resource_id != NULL) {
-		if (db_batch_hex(b, resource_id, strlen(resource_id)) == -1)
-			return -1;
-	} else if (buf_adds(&b->sql, "NULL") != BUF_OK)
-		return -1;
-	if (buf_printf(&b->sql, ", updated_at = UTC_TIMESTAMP(6) WHERE "
-	    "id = %llu AND status = 'PROCESSING'", id) != BUF_OK)
+	if (db_batch_sql(b, 1, SQL_LEDGER_BATCH_FINISH,
+	    ledger_status_name(state), resp->status, resp->headers.p,
+	    resp->headers.len, resp->body.p, resp->body.len, resource_id,
+	    id) == -1)
 		return -1;
 	return db_batch_guard(b, 1);
 }

@@ -11,26 +11,13 @@
 #include "buf.h"
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "log.h"
 #include "migrate.h"
 
 #define MIGRATION_MAX	(1024 * 1024)
 
 #define CLAIM_WAIT_S	600	/* for another run's migration */
-
-/*
- * Each version is claimed by a committed row ('applying'), so that two
- * runs on two nodes of a cluster (where GET_LOCK is node-local) apply
- * it once: the unique key decides, and the loser waits for 'applied'.
- */
-static const char q_claim[] = "INSERT INTO schema_migrations (version, "
-    "state, applied_at) VALUES (?, 'applying', UTC_TIMESTAMP(6))";
-static const char q_state[] = "SELECT state FROM schema_migrations "
-    "WHERE version = ?";
-static const char q_done[] = "UPDATE schema_migrations SET state = "
-    "'applied', applied_at = UTC_TIMESTAMP(6) WHERE version = ?";
-static const char q_unclaim[] = "DELETE FROM schema_migrations "
-    "WHERE version = ? AND state = 'applying'";
 
 /* A migration file name: three digits, an underscore, ".sql". */
 static int
@@ -79,10 +66,10 @@ read_file(const char *path, struct buf *b)
 
 /*
  * Run one statement with version as its parameter and commit; for
- * q_state, copy the state into state (empty when there is no row).
+ * SQL_MIGRATE_STATE, copy the state into state (empty when there is no row).
  */
 static int
-version_stmt(struct db *db, const char *sql, const char *version,
+version_stmt(struct db *db, enum db_sql sql, const char *version,
     char *state, size_t size)
 {
 	MYSQL_STMT	*st;
@@ -91,7 +78,7 @@ version_stmt(struct db *db, const char *sql, const char *version,
 	my_bool		 nul = 0;
 	int		 rc;
 
-	rc = db_stmt_prepare(db, sql, strlen(sql), &st);
+	rc = db_stmt_prepare(db, db_sql(sql), strlen(db_sql(sql)), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], version, strlen(version));
@@ -127,12 +114,12 @@ claim(struct db *db, const char *version)
 	int	 rc, waited;
 
 	for (waited = 0; waited <= CLAIM_WAIT_S; waited++) {
-		rc = version_stmt(db, q_claim, version, NULL, 0);
+		rc = version_stmt(db, SQL_MIGRATE_CLAIM, version, NULL, 0);
 		if (rc == DB_OK)
 			return 1;
 		if (rc != DB_DUPLICATE && rc != DB_TRANSIENT)
 			goto fail;
-		rc = version_stmt(db, q_state, version, state, sizeof(state));
+		rc = version_stmt(db, SQL_MIGRATE_STATE, version, state, sizeof(state));
 		if (rc != DB_OK)
 			goto fail;
 		if (strcmp(state, "applied") == 0)
@@ -173,7 +160,7 @@ apply(struct db *db, const char *version, const struct buf *sql)
 		if (status > 0)
 			goto fail;
 	} while (status == 0);
-	if (version_stmt(db, q_done, version, NULL, 0) != DB_OK) {
+	if (version_stmt(db, SQL_MIGRATE_DONE, version, NULL, 0) != DB_OK) {
 		log_warnx("recording %s: %s", version, db->last_error);
 		return -1;
 	}
@@ -182,7 +169,7 @@ fail:
 	log_warnx("migration %s failed: %s (%u)", version, mysql_error(db->my),
 	    mysql_errno(db->my));
 	if (db_ensure(db) != DB_OK ||
-	    version_stmt(db, q_unclaim, version, NULL, 0) != DB_OK)
+	    version_stmt(db, SQL_MIGRATE_UNCLAIM, version, NULL, 0) != DB_OK)
 		log_warnx("withdrawing the claim of %s: %s", version,
 		    db->last_error);
 	return -1;
@@ -196,8 +183,7 @@ lock_take(struct db *db, int *locked)
 	MYSQL_ROW	 row;
 
 	*locked = 0;
-	if (mysql_query(db->my, "SELECT GET_LOCK('idemorders.migrate', 60)")
-	    != 0)
+	if (mysql_query(db->my, db_sql(SQL_MIGRATE_LOCK)) != 0)
 		return db_fail(db, DB_OK, mysql_errno(db->my),
 		    mysql_error(db->my));
 	res = mysql_store_result(db->my);
@@ -239,12 +225,8 @@ migrate_run(const struct conf *conf)
 		    "the lock for 60 s");
 		goto out;
 	}
-	if (db_exec(&db, "CREATE TABLE IF NOT EXISTS schema_migrations ("
-	    "version VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin "
-	    "NOT NULL PRIMARY KEY, applied_at DATETIME(6) NOT NULL) "
-	    "ENGINE=InnoDB") != DB_OK || db_exec(&db, "ALTER TABLE "
-	    "schema_migrations ADD COLUMN IF NOT EXISTS state VARCHAR(16) "
-	    "CHARACTER SET ascii NOT NULL DEFAULT 'applied'") != DB_OK ||
+	if (db_exec(&db, db_sql(SQL_MIGRATE_TABLE)) != DB_OK ||
+	    db_exec(&db, db_sql(SQL_MIGRATE_STATE_COLUMN)) != DB_OK ||
 	    db_commit(&db) != DB_OK)
 		goto dberr;
 	n = scandir(conf->schema_dir, &names, NULL, name_cmp);
@@ -282,7 +264,7 @@ dberr:
 	log_warnx("migrate: %s", db.last_error);
 out:
 	if (locked && db.my != NULL)
-		db_exec(&db, "DO RELEASE_LOCK('idemorders.migrate')");
+		db_exec(&db, db_sql(SQL_MIGRATE_UNLOCK));
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

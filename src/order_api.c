@@ -79,8 +79,9 @@ read_failed(const struct db *db, int rc, const char *what, const char *thing,
 	}
 }
 
-static void
-handle_health(struct db *db, const struct conf *conf, struct response *resp)
+static enum handler_result
+handle_health(struct db *db, const struct conf *conf, struct request *req,
+    const char *arg, struct response *resp)
 {
 	static const char ok[] = "{\"status\":\"ok\"}";
 
@@ -88,11 +89,12 @@ handle_health(struct db *db, const struct conf *conf, struct response *resp)
 	if (db_ping(db) == DB_OK) {
 		response_json(resp, 200, ok, sizeof(ok) - 1);
 		resp->outcome = OUTCOME_OK;
-		return;
+		return HANDLER_ANSWER;
 	}
 	response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE, "the database "
 	    "does not answer");
 	response_header(resp, "Retry-After", "5");
+	return HANDLER_ANSWER;
 }
 
 /* Read an order on a live connection within the read's bounds. */
@@ -115,9 +117,9 @@ get_order(struct db *db, const char *principal, unsigned long long id,
  * GET /orders/_metrics: the pool's counters, only to a client on a
  * loopback address, whatever the web server lets through.
  */
-static void
-handle_metrics(struct db *db, const struct conf *conf,
-    const struct request *req, struct response *resp)
+static enum handler_result
+handle_metrics(struct db *db, const struct conf *conf, struct request *req,
+    const char *arg, struct response *resp)
 {
 	struct metrics_snapshot	 s;
 	struct event_stats	 ev;
@@ -127,7 +129,7 @@ handle_metrics(struct db *db, const struct conf *conf,
 	if (!peers_addr_is_loopback(req->remote_addr)) {
 		response_error(resp, 403, PROBLEM_FORBIDDEN, "metrics are "
 		    "served to loopback clients only");
-		return;
+		return HANDLER_ANSWER;
 	}
 	metrics_snapshot(&s);
 	response_reset(resp);
@@ -137,7 +139,7 @@ handle_metrics(struct db *db, const struct conf *conf,
 	if (metrics_render(&s, &resp->body) != 0) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "metrics too "
 		    "large");
-		return;
+		return HANDLER_ANSWER;
 	}
 	/* The outbox, from the database; left out when it does not answer. */
 	db_batch_init(&b);
@@ -162,11 +164,12 @@ handle_metrics(struct db *db, const struct conf *conf,
 		db_rollback(db);
 	}
 	db_batch_clear(&b);
+	return HANDLER_ANSWER;
 }
 
 /* GET /orders/{orderId}: the order as it is now, for its owner only. */
-static void
-handle_get(struct db *db, const struct conf *conf, const struct request *req,
+static enum handler_result
+handle_get(struct db *db, const struct conf *conf, struct request *req,
     const char *arg, struct response *resp)
 {
 	struct order_view	*v = NULL;
@@ -207,6 +210,7 @@ handle_get(struct db *db, const struct conf *conf, const struct request *req,
 out:
 	free(note);
 	free(v);
+	return HANDLER_ANSWER;
 }
 
 /* The body of a page of orders, as it is rendered. */
@@ -299,9 +303,9 @@ list_links(const struct conf *conf, const struct order_list_query *q,
  * as GET /orders/{orderId} shows it, read from the index on
  * (principal_id, id).
  */
-static void
-handle_list(struct db *db, const struct conf *conf, const struct request *req,
-    struct response *resp)
+static enum handler_result
+handle_list(struct db *db, const struct conf *conf, struct request *req,
+    const char *arg, struct response *resp)
 {
 	struct order_list_query	 q;
 	struct problem		 p;
@@ -314,7 +318,7 @@ handle_list(struct db *db, const struct conf *conf, const struct request *req,
 	query = strchr(req->uri, '?');
 	if (order_list_parse(query ? query + 1 : NULL, &q, &p) == -1) {
 		response_problem(resp, &p);
-		return;
+		return HANDLER_ANSWER;
 	}
 	read_deadline(db, conf);
 	rc = list_ids(db, req->principal, &q, ids, &from, &n, &more);
@@ -325,7 +329,7 @@ handle_list(struct db *db, const struct conf *conf, const struct request *req,
 		response_error(resp, 400, PROBLEM_VALIDATION_FAILED, "%s must "
 		    "be the id of one of your orders", q.dir == ORDER_LIST_AFTER ?
 		    "starting_after" : "ending_before");
-		return;
+		return HANDLER_ANSWER;
 	}
 	response_reset(resp);
 	pg.body = &resp->body;
@@ -344,22 +348,23 @@ handle_list(struct db *db, const struct conf *conf, const struct request *req,
 	if (rc == STORE_EMIT_FAILED) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
 		    "too large");
-		return;
+		return HANDLER_ANSWER;
 	}
 	if (rc < 0) {
 		read_failed(db, rc, "order list", "the orders", resp);
-		return;
+		return HANDLER_ANSWER;
 	}
 	if (buf_printf(&resp->body, "],\"has_more\":%s}", more ? "true" :
 	    "false") != 0) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
 		    "too large");
-		return;
+		return HANDLER_ANSWER;
 	}
 	resp->status = 200;
 	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "application/json");
 	list_links(conf, &q, ids + from, n, more, resp);
+	return HANDLER_ANSWER;
 }
 
 #ifdef ENABLE_FAULT_INJECTION
@@ -385,7 +390,7 @@ request_fault(const struct request *req, struct fault_plan *plan,
  */
 static enum handler_result
 handle_create(struct db *db, const struct conf *conf, struct request *req,
-    struct response *resp)
+    const char *arg, struct response *resp)
 {
 	char			 key[IDEM_KEY_MAX + 1];
 	struct order_input	*in;
@@ -540,58 +545,81 @@ order_api_finish_post(const struct request *req, struct response *resp)
 		response_header(resp, "Idempotency-Key", "%s", raw);
 }
 
-/* Answer one request. */
-enum handler_result
-order_api_handle(struct db *db, const struct conf *conf, struct request *req,
-    struct response *resp)
-{
-	struct route_match	 m;
-	enum handler_result	 result = HANDLER_ANSWER;
+/*
+ * The handler of each route and method, as OpenSMTPD's smtp_session.c
+ * commands[] carry theirs: arg is the route's {orderId}, or "".  The
+ * router (router.c) matches the path and says which methods it allows;
+ * HEAD runs the GET handler.
+ */
+struct api_route {
+	enum route_id	 route;
+	const char	*method;
+	enum handler_result (*handle)(struct db *, const struct conf *,
+			    struct request *, const char *, struct response *);
+};
 
-	router_match(conf->mount, req->uri, req->method, &m);
-	if (m.id == ROUTE_NONE || (m.id == ROUTE_METRICS && !conf->metrics)) {
+static const struct api_route api_routes[] = {
+	{ ROUTE_ORDERS,		"POST",	handle_create },
+	{ ROUTE_ORDERS,		"GET",	handle_list },
+	{ ROUTE_HEALTH,		"GET",	handle_health },
+	{ ROUTE_ORDER,		"GET",	handle_get },
+	{ ROUTE_CANCEL,		"POST",	handle_cancel },
+	{ ROUTE_METRICS,	"GET",	handle_metrics },
+};
+
+/*
+ * The checks every route shares, before its handler: a path we serve
+ * (404), a method it allows (405 with Allow), a usable principal where
+ * it needs one (401).  0 when the handler may run, else -1 with the
+ * answer in resp.
+ */
+static int
+route_prologue(const struct conf *conf, const struct request *req,
+    const struct route_match *m, struct response *resp)
+{
+	if (m->id == ROUTE_NONE || (m->id == ROUTE_METRICS && !conf->metrics)) {
 		response_error(resp, 404, PROBLEM_NOT_FOUND, "no resource at "
 		    "this path");
-		return HANDLER_ANSWER;
+		return -1;
 	}
-	if (!m.method_allowed) {
+	if (!m->method_allowed) {
 		response_error(resp, 405, PROBLEM_METHOD_NOT_ALLOWED, "%s is "
-		    "not allowed here; allowed: %s", req->method, m.allow);
-		response_header(resp, "Allow", "%s", m.allow);
-		return HANDLER_ANSWER;
+		    "not allowed here; allowed: %s", req->method, m->allow);
+		response_header(resp, "Allow", "%s", m->allow);
+		return -1;
 	}
-	if (m.needs_principal && (req->principal == NULL ||
+	if (m->needs_principal && (req->principal == NULL ||
 	    !principal_ok(req->principal))) {
 		response_error(resp, 401, PROBLEM_UNAUTHENTICATED, "%s",
 		    req->principal == NULL || req->principal[0] == '\0' ?
 		    "no authenticated user: the web server must authenticate "
 		    "requests under this path" :
 		    "the authenticated user name is not usable");
+		return -1;
+	}
+	return 0;
+}
+
+/* Answer one request. */
+enum handler_result
+order_api_handle(struct db *db, const struct conf *conf, struct request *req,
+    struct response *resp)
+{
+	struct route_match	 m;
+	const char		*method;
+	size_t			 i;
+
+	router_match(conf->mount, req->uri, req->method, &m);
+	if (route_prologue(conf, req, &m, resp) == -1)
 		return HANDLER_ANSWER;
-	}
-	switch (m.id) {
-	case ROUTE_HEALTH:
-		handle_health(db, conf, resp);
-		break;
-	case ROUTE_ORDER:
-		handle_get(db, conf, req, m.arg, resp);
-		break;
-	case ROUTE_METRICS:
-		handle_metrics(db, conf, req, resp);
-		break;
-	case ROUTE_ORDERS:
-		if (strcmp(req->method, "POST") == 0)
-			result = handle_create(db, conf, req, resp);
-		else
-			handle_list(db, conf, req, resp);
-		break;
-	case ROUTE_CANCEL:
-		result = handle_cancel(db, conf, req, m.arg, resp);
-		break;
-	default:
-		break;
-	}
-	return result;
+	method = strcmp(req->method, "HEAD") == 0 ? "GET" : req->method;
+	for (i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++)
+		if (api_routes[i].route == m.id &&
+		    strcmp(api_routes[i].method, method) == 0)
+			return api_routes[i].handle(db, conf, req, m.arg, resp);
+	response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "no handler for "
+	    "this route");
+	return HANDLER_ANSWER;
 }
 
 /* The order service, as the worker runs it. */

@@ -27,18 +27,13 @@
 
 #include "conf.h"
 #include "db.h"
+#include "db_batch.h"
 #include "stock_admin.h"
 #include "text.h"
 
 #define STOCK_ATTEMPTS	3
 #define CSV_LINE_MAX	1024
 
-static const char q_upsert[] = "INSERT INTO stock "
-    "(sku, currency, unit_price, available) VALUES (?, ?, ?, ?) "
-    "ON DUPLICATE KEY UPDATE currency = VALUES(currency), "
-    "unit_price = VALUES(unit_price), available = VALUES(available)";
-static const char q_list[] = "SELECT sku, currency, unit_price, available "
-    "FROM stock ORDER BY sku";
 static const char csv_header[] = "sku,currency,unit_price,available";
 
 struct stock_counts {
@@ -301,7 +296,8 @@ write_rows(struct db *db, const struct stock_row *rows, size_t n,
 
 	memset(cnt, 0, sizeof(*cnt));
 	*failed_line = n > 0 ? rows[0].line : 0;
-	rc = db_stmt_prepare(db, q_upsert, sizeof(q_upsert) - 1, &st);
+	rc = db_stmt_prepare(db, db_sql(SQL_STOCK_UPSERT),
+	    strlen(db_sql(SQL_STOCK_UPSERT)), &st);
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < n; i++) {
@@ -430,7 +426,8 @@ cmd_list(const struct conf *conf, FILE *out)
 
 	db_init(&db, conf);
 	if (db_connect(&db) != DB_OK ||
-	    db_stmt_prepare(&db, q_list, sizeof(q_list) - 1, &st) != DB_OK ||
+	    db_stmt_prepare(&db, db_sql(SQL_STOCK_LIST),
+	    strlen(db_sql(SQL_STOCK_LIST)), &st) != DB_OK ||
 	    db_execute(&db, st, NULL) != DB_OK) {
 		fprintf(stderr, "idemorders: stock list: database: %s\n",
 		    db.last_error);

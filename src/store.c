@@ -19,14 +19,12 @@ int
 store_touch_stock(struct db *db, const struct order_input *in,
     const struct stock_row *rows)
 {
-	static const char sql[] = "UPDATE stock SET version = version + 1 "
-	    "WHERE sku = ?";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[1];
 	size_t		 i;
 	int		 rc;
 
-	rc = db_stmt(db, DBS_STOCK_TOUCH, sql, &st);
+	rc = db_stmt(db, DBS_STOCK_TOUCH, db_sql(SQL_STORE_TOUCH), &st);
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < in->nitems; i++) {
@@ -49,12 +47,6 @@ int
 store_get_order(struct db *db, const char *principal, unsigned long long id,
     struct order_view *v, char *notebuf, size_t notesz)
 {
-	static const char sql[] = "SELECT o.status, o.currency, o.amount, "
-	    "o.shipping, o.note, DATE_FORMAT(o.created_at, "
-	    "'%Y-%m-%dT%H:%i:%sZ'), i.sku, i.qty, i.unit_price, "
-	    "DATE_FORMAT(o.cancelled_at, '%Y-%m-%dT%H:%i:%sZ') "
-	    "FROM orders o JOIN order_items i ON i.order_id = o.id "
-	    "WHERE o.id = ? AND o.principal_id = ? ORDER BY i.sku";
 	MYSQL_STMT		*st;
 	MYSQL_BIND		 p[2], r[10];
 	unsigned long		 len[10];
@@ -65,7 +57,7 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	int			 rc, qty;
 
 	memset(v, 0, sizeof(*v));
-	rc = db_stmt(db, DBS_ORDER_GET, sql, &st);
+	rc = db_stmt(db, DBS_ORDER_GET, db_sql(SQL_STORE_GET_ORDER), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_i64(&p[0], &oid);
@@ -134,16 +126,14 @@ int
 store_order_by_key(struct db *db, const char *principal, const char *key,
     unsigned long long *id, long long *age)
 {
-	static const char sql[] = "SELECT id, TIMESTAMPDIFF(SECOND, "
-	    "created_at, UTC_TIMESTAMP(6)) FROM orders "
-	    "WHERE principal_id = ? AND idempotency_key = ?";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[2], r[2];
 	long long	 v = 0, a = 0;
 	int		 rc;
 
 	/* Rare path (a purged tombstone): prepared for this use only. */
-	rc = db_stmt_prepare(db, sql, sizeof(sql) - 1, &st);
+	rc = db_stmt_prepare(db, db_sql(SQL_STORE_BY_KEY),
+	    strlen(db_sql(SQL_STORE_BY_KEY)), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], principal, strlen(principal));
@@ -180,11 +170,10 @@ batch_sku_list(struct db_batch *b, const struct order_input *in)
 	size_t	 i;
 
 	for (i = 0; i < in->nitems; i++)
-		if (buf_adds(&b->sql, i > 0 ? ", " : "(") != BUF_OK ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1)
+		if (db_batch_more(b, i > 0 ? SQL_LIST_NEXT : SQL_LIST_FIRST,
+		    in->items[i].sku) == -1)
 			return -1;
-	return buf_addc(&b->sql, ')') == BUF_OK ? 0 : -1;
+	return db_batch_more(b, SQL_LIST_END);
 }
 
 /*
@@ -195,12 +184,11 @@ batch_sku_list(struct db_batch *b, const struct order_input *in)
 int
 store_batch_stock(struct db_batch *b, const struct order_input *in, int lock)
 {
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT sku, currency, "
-	    "unit_price, available FROM stock WHERE sku IN ") == -1 ||
+	if (db_batch_sql(b, DB_ROWS_RESULT, SQL_STORE_STOCK) == -1 ||
 	    batch_sku_list(b, in) == -1)
 		return -1;
-	return buf_adds(&b->sql, lock ? " ORDER BY sku FOR UPDATE" :
-	    " ORDER BY sku") == BUF_OK ? 0 : -1;
+	return db_batch_more(b, lock ? SQL_STORE_STOCK_LOCK :
+	    SQL_STORE_STOCK_ORDER);
 }
 
 /* Fill rows[i] for in->items[i] from the result of store_batch_stock(). */
@@ -243,21 +231,9 @@ store_batch_order(struct db_batch *b, unsigned long long id,
     const char *principal, const char *key, const struct order_input *in,
     time_t created)
 {
-	const char	*ship = shipping_name(in->shipping);
-
-	if (db_batch_add(b, 1, "INSERT INTO orders (id, principal_id, "
-	    "idempotency_key, currency, amount, shipping, note, status, "
-	    "created_at) SELECT %llu, ", id) == -1 ||
-	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
-	    buf_adds(&b->sql, ", ") != BUF_OK ||
-	    db_batch_hex(b, key, strlen(key)) == -1 ||
-	    buf_adds(&b->sql, ", ") != BUF_OK ||
-	    db_batch_hex(b, in->currency, 3) == -1 ||
-	    buf_printf(&b->sql, ", %lld, '%s', ", in->amount, ship) !=
-	    BUF_OK ||
-	    db_batch_hex(b, in->note ? in->note : "", in->note_len) == -1 ||
-	    buf_printf(&b->sql, ", 'CREATED', FROM_UNIXTIME(%lld)",
-	    (long long)created) != BUF_OK)
+	if (db_batch_sql(b, 1, SQL_STORE_ORDER, id, principal, key,
+	    in->currency, (size_t)3, in->amount, shipping_name(in->shipping),
+	    in->note, in->note_len, (long long)created) == -1)
 		return -1;
 	return db_batch_own_from(b, id);
 }
@@ -276,46 +252,33 @@ store_batch_take(struct db_batch *b, unsigned long long claim,
 {
 	size_t	 i;
 
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s") == -1 ||
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_STORE_STOCK_UPDATE) == -1 ||
 	    db_batch_own_join(b, claim) == -1)
 		return -1;
 	if (in->nitems == 1) {
 		/* One SKU, the common order: no CASE to evaluate. */
-		if (buf_printf(&b->sql, " SET s.available = s.available - %d "
-		    "WHERE s.sku = ", in->items[0].qty) != BUF_OK ||
-		    db_batch_hex(b, in->items[0].sku,
-		    strlen(in->items[0].sku)) == -1 ||
-		    buf_printf(&b->sql, " AND s.available >= %d AND "
-		    "s.unit_price = %lld AND s.currency = ", in->items[0].qty,
-		    rows[0].unit_price) != BUF_OK ||
-		    db_batch_hex(b, in->currency, 3) == -1)
+		if (db_batch_more(b, SQL_STORE_TAKE_ONE, in->items[0].qty,
+		    in->items[0].sku, in->items[0].qty, rows[0].unit_price,
+		    in->currency, (size_t)3) == -1)
 			return -1;
 		return db_batch_guard(b, 1);
 	}
-	if (buf_adds(&b->sql, " SET s.available = s.available - CASE s.sku") !=
-	    BUF_OK)
+	if (db_batch_more(b, SQL_STORE_TAKE_CASE) == -1)
 		return -1;
 	for (i = 0; i < in->nitems; i++)
-		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, " THEN %d", in->items[i].qty) != BUF_OK)
+		if (db_batch_more(b, SQL_CASE_WHEN_QTY, in->items[i].sku,
+		    in->items[i].qty) == -1)
 			return -1;
-	if (buf_adds(&b->sql, " END WHERE s.sku IN ") != BUF_OK ||
+	if (db_batch_more(b, SQL_STORE_TAKE_WHERE) == -1 ||
 	    batch_sku_list(b, in) == -1 ||
-	    buf_adds(&b->sql, " AND s.currency = ") != BUF_OK ||
-	    db_batch_hex(b, in->currency, 3) == -1 ||
-	    buf_adds(&b->sql, " AND CASE s.sku") != BUF_OK)
+	    db_batch_more(b, SQL_STORE_TAKE_CHECK, in->currency, (size_t)3) ==
+	    -1)
 		return -1;
 	for (i = 0; i < in->nitems; i++)
-		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, " THEN s.available >= %d AND "
-		    "s.unit_price = %lld", in->items[i].qty,
-		    rows[i].unit_price) != BUF_OK)
+		if (db_batch_more(b, SQL_STORE_TAKE_WHEN, in->items[i].sku,
+		    in->items[i].qty, rows[i].unit_price) == -1)
 			return -1;
-	if (buf_adds(&b->sql, " END") != BUF_OK)
+	if (db_batch_more(b, SQL_CASE_END) == -1)
 		return -1;
 	return db_batch_guard(b, (long long)in->nitems);
 }
@@ -330,16 +293,12 @@ store_batch_lines(struct db_batch *b, unsigned long long id,
 {
 	size_t	 i;
 
-	if (db_batch_add(b, (long long)in->nitems, "INSERT INTO order_items "
-	    "(order_id, sku, qty, unit_price) ") == -1)
+	if (db_batch_sql(b, (long long)in->nitems, SQL_STORE_LINES) == -1)
 		return -1;
 	for (i = 0; i < in->nitems; i++)
-		if (buf_printf(&b->sql, "%sSELECT %llu, ", i > 0 ?
-		    " UNION ALL " : "", id) != BUF_OK ||
-		    db_batch_hex(b, in->items[i].sku,
-		    strlen(in->items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, ", %d, %lld", in->items[i].qty,
-		    rows[i].unit_price) != BUF_OK ||
+		if (db_batch_more(b, i > 0 ? SQL_STORE_LINE_NEXT :
+		    SQL_STORE_LINE, id, in->items[i].sku, in->items[i].qty,
+		    rows[i].unit_price) == -1 ||
 		    db_batch_own_from(b, id) == -1)
 			return -1;
 	return 0;
@@ -357,25 +316,11 @@ int
 store_batch_cancel_read(struct db_batch *b, unsigned long long id,
     const char *principal, const char *key)
 {
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT status, currency, amount, "
-	    "shipping, note, "
-	    "DATE_FORMAT(created_at, '%%Y-%%m-%%dT%%H:%%i:%%sZ'), "
-	    "UNIX_TIMESTAMP(created_at) FROM orders WHERE id = %llu AND "
-	    "principal_id = ", id) == -1 ||
-	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
-	    buf_adds(&b->sql, " FOR UPDATE") != BUF_OK)
-		return -1;
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT i.sku, i.qty, "
-	    "i.unit_price, s.sku IS NOT NULL FROM order_items i "
-	    "LEFT JOIN stock s ON s.sku = i.sku WHERE i.order_id = %llu "
-	    "ORDER BY i.sku", id) == -1)
-		return -1;
-	if (db_batch_add(b, DB_ROWS_RESULT, "SELECT id, TIMESTAMPDIFF(SECOND, "
-	    "cancelled_at, UTC_TIMESTAMP(6)) FROM orders WHERE "
-	    "principal_id = ") == -1 ||
-	    db_batch_hex(b, principal, strlen(principal)) == -1 ||
-	    buf_adds(&b->sql, " AND cancel_key = ") != BUF_OK ||
-	    db_batch_hex(b, key, strlen(key)) == -1)
+	if (db_batch_sql(b, DB_ROWS_RESULT, SQL_STORE_CANCEL_ORDER, id,
+	    principal) == -1 ||
+	    db_batch_sql(b, DB_ROWS_RESULT, SQL_STORE_CANCEL_ITEMS, id) == -1 ||
+	    db_batch_sql(b, DB_ROWS_RESULT, SQL_STORE_CANCEL_KEY, principal,
+	    key) == -1)
 		return -1;
 	return 0;
 }
@@ -458,14 +403,13 @@ batch_qty_case(struct db_batch *b, const struct order_view_item *items,
 {
 	size_t	 i;
 
-	if (buf_adds(&b->sql, " CASE s.sku") != BUF_OK)
+	if (db_batch_more(b, SQL_CASE_SKU) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
-		if (buf_adds(&b->sql, " WHEN ") != BUF_OK ||
-		    db_batch_hex(b, items[i].sku, strlen(items[i].sku)) == -1 ||
-		    buf_printf(&b->sql, " THEN %d", items[i].qty) != BUF_OK)
+		if (db_batch_more(b, SQL_CASE_WHEN_QTY, items[i].sku,
+		    items[i].qty) == -1)
 			return -1;
-	return buf_adds(&b->sql, " END") == BUF_OK ? 0 : -1;
+	return db_batch_more(b, SQL_CASE_END);
 }
 
 /*
@@ -485,44 +429,34 @@ store_batch_cancel(struct db_batch *b, unsigned long long claim,
 	size_t	 i;
 
 	if (n > 0) {
-		if (db_batch_add(b, DB_ROWS_ANY, "UPDATE stock s") == -1 ||
+		if (db_batch_sql(b, DB_ROWS_ANY, SQL_STORE_STOCK_UPDATE) == -1 ||
 		    db_batch_own_join(b, claim) == -1)
 			return -1;
 		if (n == 1) {
-			if (buf_printf(&b->sql, " SET s.available = "
-			    "s.available + %d, s.restocked = s.restocked + %d "
-			    "WHERE s.sku = ", items[0].qty, items[0].qty) !=
-			    BUF_OK || db_batch_hex(b, items[0].sku,
-			    strlen(items[0].sku)) == -1)
+			if (db_batch_more(b, SQL_STORE_RESTOCK_ONE,
+			    items[0].qty, items[0].qty, items[0].sku) == -1)
 				return -1;
 		} else {
-			if (buf_adds(&b->sql, " SET s.available = s.available "
-			    "+") != BUF_OK || batch_qty_case(b, items, n) == -1 ||
-			    buf_adds(&b->sql, ", s.restocked = s.restocked +") !=
-			    BUF_OK || batch_qty_case(b, items, n) == -1 ||
-			    buf_adds(&b->sql, " WHERE s.sku IN ") != BUF_OK)
+			if (db_batch_more(b, SQL_STORE_RESTOCK_AVAILABLE) ==
+			    -1 || batch_qty_case(b, items, n) == -1 ||
+			    db_batch_more(b, SQL_STORE_RESTOCK_RESTOCKED) ==
+			    -1 || batch_qty_case(b, items, n) == -1 ||
+			    db_batch_more(b, SQL_STORE_RESTOCK_WHERE) == -1)
 				return -1;
 			for (i = 0; i < n; i++)
-				if (buf_adds(&b->sql, i > 0 ? ", " : "(") !=
-				    BUF_OK || db_batch_hex(b, items[i].sku,
-				    strlen(items[i].sku)) == -1)
+				if (db_batch_more(b, i > 0 ? SQL_LIST_NEXT :
+				    SQL_LIST_FIRST, items[i].sku) == -1)
 					return -1;
-			if (buf_addc(&b->sql, ')') != BUF_OK)
+			if (db_batch_more(b, SQL_LIST_END) == -1)
 				return -1;
 		}
 		if (db_batch_guard(b, (long long)n) == -1)
 			return -1;
 	}
-	if (db_batch_add(b, DB_ROWS_ANY, "UPDATE orders o") == -1 ||
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_STORE_ORDER_UPDATE) == -1 ||
 	    db_batch_own_join(b, claim) == -1 ||
-	    buf_printf(&b->sql, " SET o.status = 'CANCELLED', o.cancelled_at = "
-	    "FROM_UNIXTIME(%lld), o.cancel_reason = ", (long long)cancelled) !=
-	    BUF_OK ||
-	    db_batch_hex(b, reason, reason_len) == -1 ||
-	    buf_adds(&b->sql, ", o.cancel_key = ") != BUF_OK ||
-	    db_batch_hex(b, key, strlen(key)) == -1 ||
-	    buf_printf(&b->sql, " WHERE o.id = %llu AND o.status = 'CREATED'",
-	    id) != BUF_OK)
+	    db_batch_more(b, SQL_STORE_CANCEL_SET, (long long)cancelled,
+	    reason, reason_len, key, id) == -1)
 		return -1;
 	return db_batch_guard(b, 1);
 }
@@ -542,12 +476,6 @@ int
 store_list_ids(struct db *db, const char *principal, int dir,
     unsigned long long cursor, int limit, unsigned long long *ids, size_t *n)
 {
-	static const char first[] = "SELECT id FROM orders "
-	    "FORCE INDEX (orders_principal_id) WHERE principal_id = ? ORDER BY id DESC LIMIT ?";
-	static const char after[] = "SELECT id FROM orders "
-	    "FORCE INDEX (orders_principal_id) WHERE principal_id = ? AND id <= ? ORDER BY id DESC LIMIT ?";
-	static const char before[] = "SELECT id FROM orders "
-	    "FORCE INDEX (orders_principal_id) WHERE principal_id = ? AND id >= ? ORDER BY id ASC LIMIT ?";
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[3], r[1];
 	long long	 c = (long long)cursor, lim, v = 0;
@@ -555,10 +483,12 @@ store_list_ids(struct db *db, const char *principal, int dir,
 
 	*n = 0;
 	if (dir == 0)
-		rc = db_stmt(db, DBS_LIST_FIRST, first, &st);
+		rc = db_stmt(db, DBS_LIST_FIRST, db_sql(SQL_STORE_LIST_FIRST),
+		    &st);
 	else
 		rc = db_stmt(db, dir == 1 ? DBS_LIST_AFTER : DBS_LIST_BEFORE,
-		    dir == 1 ? after : before, &st);
+		    db_sql(dir == 1 ? SQL_STORE_LIST_AFTER :
+		    SQL_STORE_LIST_BEFORE), &st);
 	if (rc != DB_OK)
 		return rc;
 	lim = limit + (dir == 0 ? 1 : 2);
@@ -598,14 +528,6 @@ store_list_page(struct db *db, const char *principal,
     const unsigned long long *ids, size_t n,
     int (*emit)(const struct order_view *, void *), void *arg)
 {
-	static const char sql[] = "SELECT STRAIGHT_JOIN o.id, o.status, o.currency, "
-	    "o.amount, o.shipping, o.note, DATE_FORMAT(o.created_at, "
-	    "'%Y-%m-%dT%H:%i:%sZ'), i.sku, i.qty, i.unit_price, "
-	    "DATE_FORMAT(o.cancelled_at, '%Y-%m-%dT%H:%i:%sZ') "
-	    "FROM orders o FORCE INDEX (orders_principal_id) "
-	    "JOIN order_items i ON i.order_id = o.id "
-	    "WHERE o.principal_id = ? AND o.id BETWEEN ? AND ? "
-	    "ORDER BY o.id DESC, i.sku";
 	const size_t		 notesz = ORDER_NOTE_MAX * 4 + 1;
 	MYSQL_STMT		*st;
 	MYSQL_BIND		 p[3], r[11];
@@ -632,7 +554,7 @@ store_list_page(struct db *db, const char *principal,
 	}
 	hi = (long long)ids[0];
 	lo = (long long)ids[n - 1];
-	rc = db_stmt(db, DBS_LIST_PAGE, sql, &st);
+	rc = db_stmt(db, DBS_LIST_PAGE, db_sql(SQL_STORE_LIST_PAGE), &st);
 	if (rc != DB_OK)
 		goto out;
 	db_bind_str(&p[0], principal, strlen(principal));

@@ -346,37 +346,15 @@ str_differs(const char *a, const char *b)
 }
 
 /*
- * Keep the running socket settings in a reloaded configuration: they
- * take effect only on a restart, which the log says.
+ * Keep the running values of the settings that need a restart (the
+ * socket's, the user's: conf_keys[]) in a reloaded configuration, which
+ * the log says.
  */
 static void
 keep_socket_settings(struct conf *nc, const struct conf *old)
 {
-	char	*keep;
-
-	if (str_differs(nc->listen, old->listen))
-		log_warnx("reload: \"listen\" changed; it takes effect only "
-		    "after a restart (still serving %s)", old->listen ?
-		    old->listen : "the inherited socket");
-	if (nc->socket_mode != old->socket_mode)
-		log_warnx("reload: \"socket_mode\" changed to %04o; it takes "
-		    "effect only after a restart (the socket keeps %04o)",
-		    (unsigned int)nc->socket_mode,
-		    (unsigned int)old->socket_mode);
-	if (str_differs(nc->socket_group, old->socket_group))
-		log_warnx("reload: \"socket_group\" changed; it takes effect "
-		    "only after a restart");
-	nc->socket_mode = old->socket_mode;
-	keep = old->listen ? strdup(old->listen) : NULL;
-	free(nc->listen);
-	nc->listen = keep;
-	keep = old->socket_group ? strdup(old->socket_group) : NULL;
-	free(nc->socket_group);
-	nc->socket_group = keep;
-	if (str_differs(nc->user, old->user) ||
-	    str_differs(nc->group, old->group))
-		log_warnx("reload: \"user\" or \"group\" changed; it takes "
-		    "effect only after a restart");
+	if (conf_keep_restart(nc, old) == -1)
+		log_warn("reload: keeping the running settings");
 	if (str_differs(nc->allow_peers, old->allow_peers))
 		log_info("reload: allow_peers changed; the new workers use "
 		    "it");

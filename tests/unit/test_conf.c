@@ -50,7 +50,58 @@ test_defaults(void)
 	    "IDEMORDERS_FRONTEND_SECRET");
 	CU_ASSERT_EQUAL(c.log_facility, LOG_DAEMON);
 	CU_ASSERT_EQUAL(c.log_format, LOG_FORMAT_TEXT);
+	CU_ASSERT_EQUAL(c.log_level, LOG_INFO);
+	CU_ASSERT_EQUAL(c.log_syslog, 0);
+	CU_ASSERT_EQUAL(c.metrics, 0);
+	CU_ASSERT_STRING_EQUAL(c.db_host, "localhost");
+	CU_ASSERT_EQUAL(c.db_port, 3306);
+	CU_ASSERT_STRING_EQUAL(c.db_name, "idemorders");
+	CU_ASSERT_STRING_EQUAL(c.db_user, "idemorders");
+	CU_ASSERT_PTR_NULL(c.db_password);
+	CU_ASSERT_EQUAL(c.db_connect_timeout_ms, 5000);
+	CU_ASSERT_EQUAL(c.lock_wait_timeout_ms, 10000);
+	CU_ASSERT(c.schema_dir != NULL && strlen(c.schema_dir) > 7 &&
+	    strcmp(c.schema_dir + strlen(c.schema_dir) - 7, "/schema") == 0);
+	CU_ASSERT_EQUAL(c.read_deadline_ms, 5000);
+	CU_ASSERT_EQUAL(c.retry_backoff_ms, 50);
+	CU_ASSERT_EQUAL(c.retry_backoff_max_ms, 1000);
+	CU_ASSERT_EQUAL(c.expire_batch, 1000);
+	CU_ASSERT_EQUAL(c.expire_pause_ms, 200);
+	CU_ASSERT_PTR_NULL(c.webhook_url);
+	CU_ASSERT_EQUAL(c.webhook_timeout_ms, 10000);
+	CU_ASSERT_EQUAL(c.event_max_age_ms, 3LL * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.event_retention_ms, 7LL * 24 * 3600 * 1000);
+	CU_ASSERT_EQUAL(c.event_poll_ms, 500);
+	CU_ASSERT_EQUAL(c.event_backoff_ms, 1000);
+	CU_ASSERT_EQUAL(c.event_backoff_max_ms, 3600000);
+	CU_ASSERT_EQUAL(c.relay_concurrency, 8);
 	conf_clear(&c);
+}
+
+/*
+ * A reload keeps the running value of a key that needs a restart (the
+ * socket's, the user's) and takes every other.
+ */
+static void
+test_keep_restart(void)
+{
+	struct conf	 old, nc;
+	char		 err[256];
+
+	CU_ASSERT_EQUAL_FATAL(parse(&old, "listen = unix:/run/a.sock\n"
+	    "socket_mode = 0660\nuser = www-data\nworkers = 4\n", err,
+	    sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(parse(&nc, "listen = unix:/run/b.sock\n"
+	    "socket_mode = 0600\nsocket_group = www-data\nworkers = 9\n",
+	    err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(conf_keep_restart(&nc, &old), 0);
+	CU_ASSERT_STRING_EQUAL(nc.listen, "unix:/run/a.sock");
+	CU_ASSERT_EQUAL(nc.socket_mode, 0660);
+	CU_ASSERT_PTR_NULL(nc.socket_group);
+	CU_ASSERT_STRING_EQUAL(nc.user, "www-data");
+	CU_ASSERT_EQUAL(nc.workers, 9);
+	conf_clear(&nc);
+	conf_clear(&old);
 }
 
 static void
@@ -762,6 +813,7 @@ test_load_missing(void)
 /* The conf suite. */
 static const struct unit_test tests[] = {
 	{ "defaults", test_defaults },
+	{ "a reload keeps what needs a restart", test_keep_restart },
 	{ "every key", test_every_key },
 	{ "durations and sizes", test_durations },
 	{ "bad lines", test_bad_lines },

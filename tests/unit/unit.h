@@ -46,5 +46,6 @@ extern const struct unit_suite test_stock_admin_suite;
 extern const struct unit_suite test_rules_suite;
 extern const struct unit_suite test_peers_suite;
 extern const struct unit_suite test_webhook_suite;
+extern const struct unit_suite test_db_batch_suite;
 
 #endif
