@@ -5,8 +5,11 @@
 # inside a multi-statement packet (the servers alone), a create's final
 # batch paused after each statement while another node restocks, a small
 # chaos run (creates, and cancels of a share of them) with one database
-# node killed and rejoined and one responder pool killed, the quorum-loss
-# test with its repair, then the cluster down.  Prints "RESULT
+# node killed and rejoined and one responder pool killed, while a relay
+# on each web node delivers the events to a receiver on the client side
+# (every event delivered, none lost, one effect per event after dedup by
+# webhook-id, per order in order), the quorum-loss test with its repair,
+# then the cluster down.  Prints "RESULT
 # cluster-check <passed> <failed>".
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -221,6 +224,17 @@ if [[ $SUMMARY =~ \ cancels=([0-9]+)\ cancelled=([0-9]+) ]] &&
 else
 	fail "chaos: cancels" "got '$SUMMARY'"
 fi
+# The relays of the three web nodes delivered every event of the run.
+if [[ $SUMMARY =~ \ events=([0-9]+)\ delivered=([0-9]+)\ dup_deliveries=([0-9]+) ]] &&
+    [[ ${BASH_REMATCH[1]} -gt 0 && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+	ok "chaos: the relays delivered all ${BASH_REMATCH[1]} events (${BASH_REMATCH[3]} deliveries again)"
+else
+	fail "chaos: events" "got '$SUMMARY'"
+fi
+for n in 1 2 3; do
+	grep -q "relay: delivering events to" "$REPO/var/cluster/log/relay-$n.log" 2>/dev/null &&
+	    ok "web node $n runs a relay" || fail "relay of web node $n" "no start line in var/cluster/log/relay-$n.log"
+done
 run_summary "quorum loss" quorum "${CL[@]}" quorum --keys 8 --outage 10
 check "three Synced nodes after the repair" synced_all
 

@@ -46,6 +46,11 @@ sockets, with wsrep_sync_wait=1):
   - stock + sold - restocked = initial on every node, stock >= 0;
   - no 500 of the responder's, every 503 of the responder's with
     Retry-After, every key ends with a final answer;
+  - the events of the fault's orders, which the relays of w1..w3
+    deliver to a receiver in the client namespace
+    (tests/cluster/events_check.py): every event delivered, none lost,
+    none for an order that does not exist, one effect per event after
+    dedup by webhook-id, never in flight twice at once;
   - the fault's own promise: with quorum lost on a web host's side its
     answers are 503 with Retry-After within the request deadline and
     its _health is 503, while the majority side keeps creating (split);
@@ -75,6 +80,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+
+import events_check
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 RETRY_409 = ("REQUEST_IN_PROGRESS", "REQUEST_STATUS_UNCONFIRMED")
@@ -244,6 +251,12 @@ class Run:
                     " available) VALUES " + values)
         self.client_timeout = args.client_timeout
         self.deadline = args.deadline
+        host, port = args.receiver.rsplit(":", 1)
+        self.receiver = events_check.Receiver(
+            os.path.dirname(os.path.dirname(os.path.dirname(
+                os.path.abspath(__file__)))), host, int(port),
+            args.webhook_secret, "%s/receiver.jsonl" % args.log_dir,
+            args.node_modules)
 
     # -- requests ----------------------------------------------------------
 
@@ -392,6 +405,8 @@ class Run:
         stop_probe = threading.Event()
         offsets = self.log_offsets()
         ctx["w3_log_off"] = self.pool_log_size(3)
+        ctx["relays_before"] = events_check.relay_counts(
+            lambda q: self.db.sql(1, q))
         pace = a.clients * (a.warm + a.hold + a.after + 10) / a.keys
 
         def client(cid):
@@ -930,7 +945,20 @@ class Run:
                 v.append("%s: no final answer within %ds of retries" % (
                     k, self.args.give_up))
         self.check_promise(ctx, hist)
+        self.check_events(ctx, like)
         self.report(ctx, hist, keys, by_key, acked, orders)
+
+    def check_events(self, ctx, like):
+        """The fault's events, delivered by the relays once healed."""
+        try:
+            notes, v = events_check.check(
+                lambda q: self.db.sql(1, q), like, self.receiver.log,
+                self.args.events_wait, ctx.get("relays_before"))
+        except (RuntimeError, subprocess.SubprocessError) as e:
+            ctx["violations"].append("events: checks failed: %s" % e)
+            return
+        ctx["events"] = notes
+        ctx["violations"] += ["events: " + m for m in v]
 
     def check_promise(self, ctx, hist):
         """What each fault promises beyond the history's consistency."""
@@ -1049,7 +1077,7 @@ class Run:
             st[k] = st.get(k, 0) + 1
         ctx["line"] = (
             "cluster-partition: fault=%s keys=%d requests=%d orders=%d"
-            " acked_checked=%d answers={%s} heal_s=%s joins=%s%s"
+            " acked_checked=%d answers={%s} heal_s=%s joins=%s%s%s"
             " violations=%d" % (
                 ctx["phase"], len(keys), len(hist),
                 len(orders or {}), acked,
@@ -1058,6 +1086,8 @@ class Run:
                 else "-",
                 ",".join("n%d:%s" % kv for kv in
                          sorted(ctx.get("joins", {}).items())),
+                "".join(" %s=%s" % kv for kv in
+                        ctx.get("events", {}).items()),
                 "".join(" %s=%s" % kv for kv in sorted(
                     ctx["notes"].items())),
                 len(v)))
@@ -1109,6 +1139,15 @@ def main():
     ap.add_argument("--give-up", type=float, default=120.0)
     ap.add_argument("--heal-limit", type=float, default=120.0)
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--receiver", required=True, metavar="HOST:PORT",
+                    help="where the relays deliver (the receiver runs"
+                    " here, in the client namespace)")
+    ap.add_argument("--webhook-secret", required=True,
+                    help="the relays' secret file")
+    ap.add_argument("--node-modules", required=True,
+                    help="where npm installed standardwebhooks")
+    ap.add_argument("--events-wait", type=float, default=60.0,
+                    help="seconds to wait for a fault's events delivered")
     args = ap.parse_args()
     for k, val in MODES[args.mode].items():
         if getattr(args, k) is None:
@@ -1127,12 +1166,16 @@ def main():
         sys.exit(2)
     t0 = time.time()
     total = 0
-    for rnd in range(1, args.rounds + 1):
-        for f in faults:
-            log("fault %s (round %d): hold %.0fs, at most %d keys, %d"
-                " clients" % (f, rnd, args.hold, args.keys, args.clients))
-            ctx = run.run_fault(f, rnd)
-            total += len(ctx["violations"])
+    try:
+        for rnd in range(1, args.rounds + 1):
+            for f in faults:
+                log("fault %s (round %d): hold %.0fs, at most %d keys, %d"
+                    " clients" % (f, rnd, args.hold, args.keys,
+                                  args.clients))
+                ctx = run.run_fault(f, rnd)
+                total += len(ctx["violations"])
+    finally:
+        run.receiver.stop()
     print("cluster-partition: total faults=%d seconds=%.0f requests=%d"
           " violations=%d" % (len(faults) * args.rounds, time.time() - t0,
                               len(run.history), total), flush=True)
