@@ -9,7 +9,7 @@ REQUEST_STATUS_UNCONFIRMED.  Bodies mix a few SKUs of the run and one
 hot SKU.  A share of the created orders (--cancel-pct) is then
 cancelled, each with a key of its own sent and retried the same way.  During the run one database node is SIGKILLed and brought back
 by IST (`tools/dev cluster kill N` / `start N`), and another node's
-responder pool is SIGKILLed and started again.  Afterwards, on every
+responder pool and relay are SIGKILLed and started again.  Afterwards, on every
 node, with wsrep_sync_wait=1:
   - identical row counts (orders, items, ledger rows, stock of the run);
   - at most one order per key, exactly one for a SUCCEEDED ledger row,
@@ -122,7 +122,8 @@ class Cluster:
         cmd, name = ("kill", "node") if what == "db" else ("kill-pool",
                                                             "pool")
         secs, rc, err = self.dev_cmd(cmd, str(n))
-        if rc != 0 or ("kill -KILL %s %d " % (name, n)) not in err:
+        if rc != 0 or ("kill -KILL %s %d " % (name, n)) not in err or \
+                (what == "pool" and "kill -KILL relay %d " % n not in err):
             return "cluster %s %d (status %d): %s" % (cmd, n, rc,
                                                       err[-300:].strip())
         if what == "db" and self.status(n, "wsrep_local_state_comment"):
@@ -606,7 +607,7 @@ def chaos_run(args, cl, run, receiver):
         why = cl.kill("pool", pool)
         if why:
             run.violation("the fault did not take place: " + why)
-        run.events.append("kill pool%d" % pool)
+        run.events.append("kill pool%d and relay%d" % (pool, pool))
         log("SIGKILLed pool %d at key %d" % (pool, counter[0]))
         time.sleep(2)
         secs, rc, err = cl.dev_cmd("start-pool", str(pool))

@@ -5,7 +5,8 @@
 # inside a multi-statement packet (the servers alone), a create's final
 # batch paused after each statement while another node restocks, a small
 # chaos run (creates, and cancels of a share of them) with one database
-# node killed and rejoined and one responder pool killed, while a relay
+# node killed and rejoined and one responder pool and its relay killed,
+# while a relay
 # on each web node delivers the events to a receiver on the client side
 # (every event delivered, none lost, one effect per event after dedup by
 # webhook-id, per order in order), the quorum-loss test with its repair,
@@ -215,7 +216,7 @@ for n in 1 2; do
 done
 [[ $rcs == 0 ]] && ok "both expire runs exit 0" || fail "expire runs" "one exited non-zero"
 
-run_summary "chaos: a node killed and rejoined, a pool killed" chaos \
+run_summary "chaos: a node killed and rejoined, a pool and its relay killed" chaos \
     "${CL[@]}" chaos --keys 200 --clients 4 --down-for 7
 # A share of the orders was cancelled through the same faults.
 if [[ $SUMMARY =~ \ cancels=([0-9]+)\ cancelled=([0-9]+) ]] &&

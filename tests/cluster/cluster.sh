@@ -511,6 +511,8 @@ cl_relay_start() {
 	    --init-groups "$CL_BIN" relay -c "$conf" </dev/null \
 	    >>"$CL_LOG/relay-$n.log" 2>&1 9>&- &
 	pid=$!
+	# Not a job of this shell: a later SIGKILL is no job notice here.
+	disown "$pid" 2>/dev/null || true
 	echo "$pid" >"$(cl_relay_pidfile "$n")"
 	sleep 0.2
 	if ! proc_running "$pid"; then
@@ -520,10 +522,16 @@ cl_relay_start() {
 	printf '%s\n' "$sum" >"$w/relay.stamp"
 }
 
-# Stop web node N's relay: SIGTERM lets its deliveries in flight finish.
+# Stop web node N's relay: SIGTERM lets its deliveries in flight finish;
+# with "kill", SIGKILL (its leases pass, another relay sends again).
 cl_relay_stop() {
-	local n=$1 w
+	local n=$1 how=${2:-term} w pid
 	w=$(cl_webdir "$n")
+	if [[ $how == kill ]] && pid=$(cl_relay_pid "$n"); then
+		say "cluster: kill -KILL relay $n (pid $pid)"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_gone "$pid" 5 || true
+	fi
 	stop_pidfile "$(cl_relay_pidfile "$n")" " relay -c $w/idemorders.conf" TERM
 	kill_leftovers "relay of node $n" " relay -c $w/idemorders.conf\$"
 	rm -f "$w/relay.stamp"
@@ -716,8 +724,9 @@ usage: $PROG cluster COMMAND
   kill N            SIGKILL database node N
   start N           bring node N back by IST (--wsrep-recover, then
                     --wsrep-start-position), and its pool and lighttpd
-  kill-pool N       SIGKILL web node N's responder pool (master and workers)
-  start-pool N      start web node N's pool again
+  kill-pool N       SIGKILL web node N's responder pool (master and
+                    workers) and its relay
+  start-pool N      start web node N's pool and relay again
   chaos [ARGS]      the cluster chaos run (tests/cluster/chaos.py --help)
   quorum [ARGS]     the quorum-loss test (tests/cluster/chaos.py --quorum)
   stall [ARGS]      the write stall clients see while a node is killed
@@ -774,8 +783,10 @@ run_cluster() {
 	sql)		cluster_sql "$@" ;;
 	kill)		need_root; cl_check_node "${1:-}"; cl_db_kill "$1" ;;
 	start)		need_root; cl_check_node "${1:-}"; cluster_start "$1" ;;
-	kill-pool)	need_root; cl_check_node "${1:-}"; cl_pool_stop "$1" kill ;;
-	start-pool)	need_root; cl_check_node "${1:-}"; cl_pool_start "$1" ;;
+	kill-pool)	need_root; cl_check_node "${1:-}"; cl_pool_stop "$1" kill
+			cl_relay_stop "$1" kill ;;
+	start-pool)	need_root; cl_check_node "${1:-}"; cl_pool_start "$1"
+			cl_relay_start "$1" ;;
 	chaos)		need_root; cluster_chaos "$@" ;;
 	quorum)		need_root; cluster_chaos --quorum "$@" ;;
 	stall)		need_root; cluster_chaos --stall "$@" ;;

@@ -25,7 +25,8 @@ keys, and checks the history of that fault's keys:
              COMMIT (both directions: the COMMIT never arrives; then only
              the nodes' answers: the COMMIT arrives and its answer is lost)
   mixed      the 2-1 split, and meanwhile w1's pool SIGKILLed (master and
-             workers, mid-request) and started again
+             workers, mid-request) and its relay (mid-delivery: its
+             leases pass to the others), both started again
 
 Every request and answer is recorded (client, web host, key, body
 fingerprint, send and answer times, status, code, orderId, replayed,
@@ -600,8 +601,10 @@ class Run:
                 self.net.cut(x, y)
         self.hold(self.args.hold / 2, ctx, watch=[3])
         ctx["notes"]["pool_killed"] = self.pool_kill(1)
+        self.relay_kill(1)
         time.sleep(1)
         ctx["notes"]["pool_restart_s"] = "%.1f" % self.pool_start(1)
+        self.relay_start(1)
         self.hold(self.args.hold / 2, ctx, watch=[3])
         return self.minority_probe(ctx)
 
@@ -646,6 +649,42 @@ class Run:
                 return time.monotonic() - t0
             time.sleep(0.1)
         raise RuntimeError("pool %d did not open %s" % (n, sock))
+
+    def relay_paths(self, n):
+        w = "%s/web%d" % (self.args.run_dir, n)
+        return w + "/relay.pid", w + "/idemorders.conf"
+
+    def relay_kill(self, n):
+        """SIGKILL web host N's relay (tests/cluster/cluster.sh started
+        it; its pid file names it)."""
+        pidfile, conf = self.relay_paths(n)
+        with open(pidfile) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            if b"relay" not in f.read():
+                raise RuntimeError("pid %d is not relay %d" % (pid, n))
+        os.kill(pid, 9)
+        log("SIGKILLed relay %d (pid %d)" % (n, pid))
+
+    def relay_start(self, n):
+        """Web host N's relay again, as cluster.sh starts it: in its
+        namespace, as the pool's user (the config's user)."""
+        pidfile, conf = self.relay_paths(n)
+        user = None
+        with open(conf) as f:
+            for line in f:
+                m = re.match(r"^user\s*=\s*(\S+)", line)
+                if m:
+                    user = m.group(1)
+        if not user:
+            raise RuntimeError("no user in %s" % conf)
+        logf = open("%s/relay-%d.log" % (self.args.log_dir, n), "ab")
+        p = subprocess.Popen(["ip", "netns", "exec", "%s-w%d" % (
+            self.args.ns, n), "setsid", "setpriv", "--reuid=" + user,
+            "--regid=" + user, "--init-groups", self.args.bin, "relay", "-c",
+            conf], stdin=subprocess.DEVNULL, stdout=logf, stderr=logf)
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % p.pid)
 
     def finish_later(self, ctx, keys):
         """Threads that retry KEYS after the heal until each ends."""
