@@ -9,7 +9,7 @@ REQUEST_STATUS_UNCONFIRMED.  Bodies mix a few SKUs of the run and one
 hot SKU.  A share of the created orders (--cancel-pct) is then
 cancelled, each with a key of its own sent and retried the same way.  During the run one database node is SIGKILLed and brought back
 by IST (`tools/dev cluster kill N` / `start N`), and another node's
-responder pool is SIGKILLed and started again.  Afterwards, on every
+responder pool and relay are SIGKILLed and started again.  Afterwards, on every
 node, with wsrep_sync_wait=1:
   - identical row counts (orders, items, ledger rows, stock of the run);
   - at most one order per key, exactly one for a SUCCEEDED ledger row,
@@ -23,7 +23,12 @@ node, with wsrep_sync_wait=1:
     SUCCEEDED; every 200 to a cancel names its order, now cancelled by
     that key; every cancel ends 200; no cancel row left PROCESSING;
   - no 500, no 410 (the keys are fresh), no key left without a final
-    answer.
+    answer;
+  - with --receiver, the events of the run's orders as the web nodes'
+    relays delivered them to a receiver started here
+    (tests/cluster/events_check.py): every event delivered, none lost,
+    none for an order that does not exist, one effect per event after
+    dedup by webhook-id, per order in order.
 
 Quorum-loss test (--quorum): two database nodes are SIGKILLed; creates
 sent to the third node's web server must be answered 503 (a 201 only
@@ -40,6 +45,7 @@ on stderr), 2 on a set-up error.  Python 3 standard library only.
 import argparse
 import base64
 import json
+import os
 import random
 import subprocess
 import sys
@@ -47,6 +53,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+
+import events_check
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 RETRY_409 = ("REQUEST_IN_PROGRESS", "REQUEST_STATUS_UNCONFIRMED")
@@ -114,7 +122,8 @@ class Cluster:
         cmd, name = ("kill", "node") if what == "db" else ("kill-pool",
                                                             "pool")
         secs, rc, err = self.dev_cmd(cmd, str(n))
-        if rc != 0 or ("kill -KILL %s %d " % (name, n)) not in err:
+        if rc != 0 or ("kill -KILL %s %d " % (name, n)) not in err or \
+                (what == "pool" and "kill -KILL relay %d " % n not in err):
             return "cluster %s %d (status %d): %s" % (cmd, n, rc,
                                                       err[-300:].strip())
         if what == "db" and self.status(n, "wsrep_local_state_comment"):
@@ -508,8 +517,33 @@ class Run:
         return True
 
 
+def receiver_start(args, run_id):
+    """The receiver of the relays' webhooks (None without --receiver)."""
+    if not args.receiver:
+        return None
+    host, port = args.receiver.rsplit(":", 1)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    return events_check.Receiver(
+        repo, host, int(port), args.webhook_secret, os.path.join(
+            args.log_dir or "/tmp", "receiver-%s.jsonl" % run_id),
+        args.node_modules)
+
+
 def chaos(args, cl):
     run = Run(args, cl)
+    receiver = receiver_start(args, run.run_id)
+    try:
+        if receiver:
+            receiver.before = events_check.relay_counts(
+                lambda q: cl.sql(1, q))
+        return chaos_run(args, cl, run, receiver)
+    finally:
+        if receiver:
+            receiver.stop()
+
+
+def chaos_run(args, cl, run, receiver):
     # Plain SKUs never run out; the hot one has --stock-pct of what the
     # first --keys keys ask for on average (1.5 a key that orders it).
     run.make_skus(5, 10 ** 6, max(1, int(args.keys * args.hot_share * 1.5 *
@@ -573,7 +607,7 @@ def chaos(args, cl):
         why = cl.kill("pool", pool)
         if why:
             run.violation("the fault did not take place: " + why)
-        run.events.append("kill pool%d" % pool)
+        run.events.append("kill pool%d and relay%d" % (pool, pool))
         log("SIGKILLed pool %d at key %d" % (pool, counter[0]))
         time.sleep(2)
         secs, rc, err = cl.dev_cmd("start-pool", str(pool))
@@ -599,11 +633,21 @@ def chaos(args, cl):
     created, replays, finals, n500, n410 = run.check_client()
     cancelled, cancel_replays = run.check_cancels()
     orders = -1
+    ev = {}
     if run.ensure_synced():
         try:
             orders = run.check_db("cc-%s-%%" % run.run_id)
         except Exception as e:  # noqa: BLE001
             run.violation("database checks failed: %s" % e)
+        if receiver:
+            try:
+                ev, evv = events_check.check(
+                    lambda q: cl.sql(1, q), "cc-%s-%%" % run.run_id,
+                    receiver.log, args.events_wait, receiver.before)
+                for msg in evv:
+                    run.violation("events: " + msg)
+            except Exception as e:  # noqa: BLE001
+                run.violation("events checks failed: %s" % e)
     sends = sum(len(a) for a in run.answers.values())
     statuses = {}
     for ans in run.answers.values():
@@ -613,12 +657,14 @@ def chaos(args, cl):
     print("cluster-chaos: keys=%d requests=%d retries=%d created=%d "
           "replays=%d final_errors=%d http500=%d web500=%d http410=%d gave_up=%d "
           "orders=%d cancels=%d cancelled=%d cancel_replays=%d "
-          "get_retried=%d seconds=%.0f faults=[%s] violations=%d" % (
+          "get_retried=%d seconds=%.0f faults=[%s]%s violations=%d" % (
               len(run.bodies) - len(run.cancels), sends, run.retries,
               created, replays, finals, n500, run.web500, n410,
               len(run.gave_up), orders, len(run.cancels), cancelled,
               cancel_replays, run.get_retried, elapsed,
-              "; ".join(run.events), len(run.violations)))
+              "; ".join(run.events), "".join(
+                  " %s=%s" % kv for kv in ev.items()),
+              len(run.violations)))
     log("answers: " + " ".join("%s=%d" % kv for kv in sorted(
         statuses.items())))
     return 1 if run.violations else 0
@@ -855,6 +901,14 @@ def main():
     ap.add_argument("--stall-before", type=float, default=5.0)
     ap.add_argument("--stall-after", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--receiver", metavar="HOST:PORT",
+                    help="chaos: start the relays' receiver there and"
+                    " check the run's events")
+    ap.add_argument("--webhook-secret", help="the relays' secret file")
+    ap.add_argument("--node-modules",
+                    help="where npm installed standardwebhooks")
+    ap.add_argument("--events-wait", type=float, default=60.0,
+                    help="seconds to wait for every event delivered (60)")
     args = ap.parse_args()
     if args.keys is None:
         args.keys = 12 if args.quorum else 600

@@ -5,8 +5,12 @@
 # inside a multi-statement packet (the servers alone), a create's final
 # batch paused after each statement while another node restocks, a small
 # chaos run (creates, and cancels of a share of them) with one database
-# node killed and rejoined and one responder pool killed, the quorum-loss
-# test with its repair, then the cluster down.  Prints "RESULT
+# node killed and rejoined and one responder pool and its relay killed,
+# while a relay
+# on each web node delivers the events to a receiver on the client side
+# (every event delivered, none lost, one effect per event after dedup by
+# webhook-id, per order in order), the quorum-loss test with its repair,
+# then the cluster down.  Prints "RESULT
 # cluster-check <passed> <failed>".
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -212,7 +216,7 @@ for n in 1 2; do
 done
 [[ $rcs == 0 ]] && ok "both expire runs exit 0" || fail "expire runs" "one exited non-zero"
 
-run_summary "chaos: a node killed and rejoined, a pool killed" chaos \
+run_summary "chaos: a node killed and rejoined, a pool and its relay killed" chaos \
     "${CL[@]}" chaos --keys 200 --clients 4 --down-for 7
 # A share of the orders was cancelled through the same faults.
 if [[ $SUMMARY =~ \ cancels=([0-9]+)\ cancelled=([0-9]+) ]] &&
@@ -220,6 +224,19 @@ if [[ $SUMMARY =~ \ cancels=([0-9]+)\ cancelled=([0-9]+) ]] &&
 	ok "chaos: ${BASH_REMATCH[1]} cancels, ${BASH_REMATCH[2]} cancelled"
 else
 	fail "chaos: cancels" "got '$SUMMARY'"
+fi
+# The relays of the three web nodes delivered every event of the run.
+if [[ $SUMMARY =~ \ events=([0-9]+)\ delivered=([0-9]+)\ dup_deliveries=([0-9]+) ]] &&
+    [[ ${BASH_REMATCH[1]} -gt 0 && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+	ok "chaos: the relays delivered all ${BASH_REMATCH[1]} events (${BASH_REMATCH[3]} deliveries again)"
+else
+	fail "chaos: events" "got '$SUMMARY'"
+fi
+# More than one relay delivered them: the relays share the work.
+if [[ $SUMMARY =~ \ delivered_by=([0-9/]+) ]] && [[ ${BASH_REMATCH[1]} == */* ]]; then
+	ok "chaos: the relays shared the deliveries (${BASH_REMATCH[1]})"
+else
+	fail "chaos: relays sharing the events" "got '$SUMMARY'"
 fi
 run_summary "quorum loss" quorum "${CL[@]}" quorum --keys 8 --outage 10
 check "three Synced nodes after the repair" synced_all

@@ -4,6 +4,8 @@
 #
 #   node N   SQL 331N   Galera 4567/4577/4587 (IST +1, SST 4444/4454/4464)
 #            web 809N   (lighttpd, Basic auth alice/bob, mount /orders)
+#            relay      (`idemorders relay` of web node N, to the
+#                       receiver of the checks on 127.0.0.1:8099)
 #
 # Data directories (owned by mysql, which runs the servers, as rsync SST
 # needs) live in /var/lib/idemorders-cluster-HASH, sockets and pid files in
@@ -28,6 +30,11 @@ cluster_vars() {
 	CL_BIN=$CL_RUN/bin/idemorders
 	CL_HTPASSWD=$CL_RUN/htpasswd
 	CL_ADDRS=127.0.0.1:4567,127.0.0.1:4577,127.0.0.1:4587
+	# Where every web node's relay delivers: the test receiver
+	# (tests/lib/webhook-receiver.cjs) that chaos.py starts.
+	CL_RECEIVER_IP=127.0.0.1
+	CL_RECEIVER_PORT=8099
+	CL_NODE_MODULES=$REPO/var/node-webhooks/node_modules
 }
 
 cl_sql_port() { echo $((3310 + $1)); }
@@ -406,6 +413,13 @@ db_name = $DB_NAME
 db_user = $DB_USER
 db_password_file = $CL_RUN/db-password
 schema_dir = $REPO/schema
+# The relay of this web node: retries within seconds, so that a check
+# sees every event delivered soon after its faults heal.
+webhook_url = http://$CL_RECEIVER_IP:$CL_RECEIVER_PORT/webhook
+webhook_secret_file = $CL_RUN/webhook.secret
+webhook_timeout = 2s
+event_backoff = 200ms
+event_backoff_max = 2s
 EOF
 	if [[ -f $CL_VAR/idemorders.local.conf ]]; then
 		printf '\n# From %s:\n' "$CL_VAR/idemorders.local.conf" >>"$conf.tmp"
@@ -472,6 +486,71 @@ cl_pool_stop() {
 	fi
 	kill_leftovers "responders of node $n" " serve -c $(cl_webdir "$n")/idemorders.conf\$"
 	rm -f "$(cl_pool_pidfile "$n")" "$(cl_webdir "$n")/idemorders.stamp"
+}
+
+cl_relay_pidfile() { echo "$(cl_webdir "$1")/relay.pid"; }
+
+cl_relay_pid() {
+	pid_alive "$(cl_relay_pidfile "$1")" " relay -c $(cl_webdir "$1")/idemorders.conf"
+}
+
+# Start web node N's `idemorders relay` as the pool's user, in the web
+# host's network (restart it when the binary or its config changed).
+cl_relay_start() {
+	local n=$1 w pid sum conf ns
+	mapfile -t ns < <(cl_web_netns "$n")
+	w=$(cl_webdir "$n")
+	conf=$w/idemorders.conf
+	sum=$(files_sum "$CL_BIN" "$conf")
+	if pid=$(cl_relay_pid "$n"); then
+		[[ $(cat "$w/relay.stamp" 2>/dev/null) == "$sum" ]] && return 0
+		say "cluster: binary or config changed: restarting relay $n"
+		cl_relay_stop "$n"
+	fi
+	"${ns[@]}" setsid setpriv --reuid="$POOL_USER" --regid="$POOL_USER" \
+	    --init-groups "$CL_BIN" relay -c "$conf" </dev/null \
+	    >>"$CL_LOG/relay-$n.log" 2>&1 9>&- &
+	pid=$!
+	# Not a job of this shell: a later SIGKILL is no job notice here.
+	disown "$pid" 2>/dev/null || true
+	echo "$pid" >"$(cl_relay_pidfile "$n")"
+	sleep 0.2
+	if ! proc_running "$pid"; then
+		show_log "$CL_LOG/relay-$n.log"
+		die "cluster: idemorders relay of node $n did not start"
+	fi
+	printf '%s\n' "$sum" >"$w/relay.stamp"
+}
+
+# Stop web node N's relay: SIGTERM lets its deliveries in flight finish;
+# with "kill", SIGKILL (its leases pass, another relay sends again).
+cl_relay_stop() {
+	local n=$1 how=${2:-term} w pid
+	w=$(cl_webdir "$n")
+	if [[ $how == kill ]] && pid=$(cl_relay_pid "$n"); then
+		say "cluster: kill -KILL relay $n (pid $pid)"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait_gone "$pid" 5 || true
+	fi
+	stop_pidfile "$(cl_relay_pidfile "$n")" " relay -c $w/idemorders.conf" TERM
+	kill_leftovers "relay of node $n" " relay -c $w/idemorders.conf\$"
+	rm -f "$w/relay.stamp"
+}
+
+# The npm standardwebhooks package the test receiver verifies with, in
+# var/node-webhooks (the version tests/lib/webhooks.sh installs).
+cl_webhooks_node() {
+	local want have dir=${CL_NODE_MODULES%/node_modules}
+	want=$(sed -n 's/^STANDARDWEBHOOKS_VERSION=//p' "$REPO/tests/lib/webhooks.sh")
+	have=$(node -p "try { require('$CL_NODE_MODULES/standardwebhooks/package.json').version } catch { '' }" 2>/dev/null || true)
+	[[ -n $want && $have == "$want" ]] && return 0
+	command -v npm >/dev/null || die "cluster: npm is needed (Debian: npm)"
+	say "cluster: installing standardwebhooks@$want in ${dir#"$REPO"/}"
+	mkdir -p "$dir"
+	[[ -f $dir/package.json ]] || echo '{ "private": true }' >"$dir/package.json"
+	(cd "$dir" && timeout 300 npm install --no-audit --no-fund \
+	    --loglevel=error "standardwebhooks@$want") >&2 ||
+	    die "cluster: npm install standardwebhooks@$want failed"
 }
 
 cl_lighttpd_pid() {
@@ -553,6 +632,7 @@ cluster_up() {
 	for n in "${CL_NODES[@]}"; do
 		cl_pool_start "$n"
 		cl_lighttpd_start "$n"
+		cl_relay_start "$n"
 	done
 	for n in "${CL_NODES[@]}"; do
 		wait_http "$(cl_web_url "$n")$MOUNT/_health" 60 || ok=0
@@ -566,6 +646,7 @@ cluster_down() {
 	for n in "${CL_NODES[@]}"; do
 		cl_lighttpd_stop "$n"
 		cl_pool_stop "$n"
+		cl_relay_stop "$n"
 	done
 	# The last node stopped is safe to bootstrap from: stop 3, 2, then 1.
 	for n in 3 2 1; do
@@ -643,8 +724,9 @@ usage: $PROG cluster COMMAND
   kill N            SIGKILL database node N
   start N           bring node N back by IST (--wsrep-recover, then
                     --wsrep-start-position), and its pool and lighttpd
-  kill-pool N       SIGKILL web node N's responder pool (master and workers)
-  start-pool N      start web node N's pool again
+  kill-pool N       SIGKILL web node N's responder pool (master and
+                    workers) and its relay
+  start-pool N      start web node N's pool and relay again
   chaos [ARGS]      the cluster chaos run (tests/cluster/chaos.py --help)
   quorum [ARGS]     the quorum-loss test (tests/cluster/chaos.py --quorum)
   stall [ARGS]      the write stall clients see while a node is killed
@@ -675,6 +757,9 @@ cl_chaos_args() {
 	done
 	printf -- '--dev\n%s\n' "$REPO/tools/dev"
 	printf -- '--log-dir\n%s\n' "$CL_LOG"
+	printf -- '--receiver\n%s\n' "$CL_RECEIVER_IP:$CL_RECEIVER_PORT"
+	printf -- '--webhook-secret\n%s\n' "$CL_RUN/webhook.secret"
+	printf -- '--node-modules\n%s\n' "$CL_NODE_MODULES"
 }
 
 cluster_chaos() {
@@ -683,6 +768,7 @@ cluster_chaos() {
 	for n in "${CL_NODES[@]}"; do
 		cl_synced "$n" || die "cluster: node $n is not Synced: run $PROG cluster up"
 	done
+	cl_webhooks_node
 	python3 "$REPO/tests/cluster/chaos.py" "${args[@]}" "$@"
 }
 
@@ -697,8 +783,10 @@ run_cluster() {
 	sql)		cluster_sql "$@" ;;
 	kill)		need_root; cl_check_node "${1:-}"; cl_db_kill "$1" ;;
 	start)		need_root; cl_check_node "${1:-}"; cluster_start "$1" ;;
-	kill-pool)	need_root; cl_check_node "${1:-}"; cl_pool_stop "$1" kill ;;
-	start-pool)	need_root; cl_check_node "${1:-}"; cl_pool_start "$1" ;;
+	kill-pool)	need_root; cl_check_node "${1:-}"; cl_pool_stop "$1" kill
+			cl_relay_stop "$1" kill ;;
+	start-pool)	need_root; cl_check_node "${1:-}"; cl_pool_start "$1"
+			cl_relay_start "$1" ;;
 	chaos)		need_root; cluster_chaos "$@" ;;
 	quorum)		need_root; cluster_chaos --quorum "$@" ;;
 	stall)		need_root; cluster_chaos --stall "$@" ;;

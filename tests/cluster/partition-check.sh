@@ -4,8 +4,10 @@
 # namespaces of its own (10.77.0.0/24, no fixed port of this machine), each
 # fault once with retrying clients (a node cut off from the others while
 # the web hosts reach it, a clean 2-1 split, a flapping link, 1-1-1, a web
-# host cut mid-request), the history checker after each.  One check per
-# fault (its line must say violations=0), one for the run's exit status.
+# host cut mid-request), the history checker after each, and the events
+# the relays of the web hosts delivered to a receiver in the client
+# namespace.  Two checks per fault (its line must say violations=0, and
+# every event of its orders delivered), one for the run's exit status.
 # Prints "RESULT partition-check <passed> <failed>".
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -26,6 +28,12 @@ for f in minority split flap nquorum webcut mixed; do
 		fi
 	else
 		fail "partition $f" "${line:-no summary line}"
+	fi
+	if [[ $line =~ \ events=([0-9]+)\ delivered=([0-9]+)\ dup_deliveries=([0-9]+) ]] &&
+	    ((BASH_REMATCH[1] > 0)) && [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+		ok "partition $f: the relays delivered all ${BASH_REMATCH[1]} events (${BASH_REMATCH[3]} deliveries again)"
+	else
+		fail "partition $f: events" "${line:-no summary line}"
 	fi
 done
 [[ $rc == 0 ]] && ok "cluster partition --short exits 0" || fail "cluster partition exit status" "$rc"

@@ -25,7 +25,8 @@ keys, and checks the history of that fault's keys:
              COMMIT (both directions: the COMMIT never arrives; then only
              the nodes' answers: the COMMIT arrives and its answer is lost)
   mixed      the 2-1 split, and meanwhile w1's pool SIGKILLed (master and
-             workers, mid-request) and started again
+             workers, mid-request) and its relay (mid-delivery: its
+             leases pass to the others), both started again
 
 Every request and answer is recorded (client, web host, key, body
 fingerprint, send and answer times, status, code, orderId, replayed,
@@ -46,6 +47,11 @@ sockets, with wsrep_sync_wait=1):
   - stock + sold - restocked = initial on every node, stock >= 0;
   - no 500 of the responder's, every 503 of the responder's with
     Retry-After, every key ends with a final answer;
+  - the events of the fault's orders, which the relays of w1..w3
+    deliver to a receiver in the client namespace
+    (tests/cluster/events_check.py): every event delivered, none lost,
+    none for an order that does not exist, one effect per event after
+    dedup by webhook-id, never in flight twice at once;
   - the fault's own promise: with quorum lost on a web host's side its
     answers are 503 with Retry-After within the request deadline and
     its _health is 503, while the majority side keeps creating (split);
@@ -75,6 +81,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+
+import events_check
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 RETRY_409 = ("REQUEST_IN_PROGRESS", "REQUEST_STATUS_UNCONFIRMED")
@@ -244,6 +252,12 @@ class Run:
                     " available) VALUES " + values)
         self.client_timeout = args.client_timeout
         self.deadline = args.deadline
+        host, port = args.receiver.rsplit(":", 1)
+        self.receiver = events_check.Receiver(
+            os.path.dirname(os.path.dirname(os.path.dirname(
+                os.path.abspath(__file__)))), host, int(port),
+            args.webhook_secret, "%s/receiver.jsonl" % args.log_dir,
+            args.node_modules)
 
     # -- requests ----------------------------------------------------------
 
@@ -392,6 +406,8 @@ class Run:
         stop_probe = threading.Event()
         offsets = self.log_offsets()
         ctx["w3_log_off"] = self.pool_log_size(3)
+        ctx["relays_before"] = events_check.relay_counts(
+            lambda q: self.db.sql(1, q))
         pace = a.clients * (a.warm + a.hold + a.after + 10) / a.keys
 
         def client(cid):
@@ -585,8 +601,10 @@ class Run:
                 self.net.cut(x, y)
         self.hold(self.args.hold / 2, ctx, watch=[3])
         ctx["notes"]["pool_killed"] = self.pool_kill(1)
+        self.relay_kill(1)
         time.sleep(1)
         ctx["notes"]["pool_restart_s"] = "%.1f" % self.pool_start(1)
+        self.relay_start(1)
         self.hold(self.args.hold / 2, ctx, watch=[3])
         return self.minority_probe(ctx)
 
@@ -631,6 +649,42 @@ class Run:
                 return time.monotonic() - t0
             time.sleep(0.1)
         raise RuntimeError("pool %d did not open %s" % (n, sock))
+
+    def relay_paths(self, n):
+        w = "%s/web%d" % (self.args.run_dir, n)
+        return w + "/relay.pid", w + "/idemorders.conf"
+
+    def relay_kill(self, n):
+        """SIGKILL web host N's relay (tests/cluster/cluster.sh started
+        it; its pid file names it)."""
+        pidfile, conf = self.relay_paths(n)
+        with open(pidfile) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            if b"relay" not in f.read():
+                raise RuntimeError("pid %d is not relay %d" % (pid, n))
+        os.kill(pid, 9)
+        log("SIGKILLed relay %d (pid %d)" % (n, pid))
+
+    def relay_start(self, n):
+        """Web host N's relay again, as cluster.sh starts it: in its
+        namespace, as the pool's user (the config's user)."""
+        pidfile, conf = self.relay_paths(n)
+        user = None
+        with open(conf) as f:
+            for line in f:
+                m = re.match(r"^user\s*=\s*(\S+)", line)
+                if m:
+                    user = m.group(1)
+        if not user:
+            raise RuntimeError("no user in %s" % conf)
+        logf = open("%s/relay-%d.log" % (self.args.log_dir, n), "ab")
+        p = subprocess.Popen(["ip", "netns", "exec", "%s-w%d" % (
+            self.args.ns, n), "setsid", "setpriv", "--reuid=" + user,
+            "--regid=" + user, "--init-groups", self.args.bin, "relay", "-c",
+            conf], stdin=subprocess.DEVNULL, stdout=logf, stderr=logf)
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % p.pid)
 
     def finish_later(self, ctx, keys):
         """Threads that retry KEYS after the heal until each ends."""
@@ -930,7 +984,20 @@ class Run:
                 v.append("%s: no final answer within %ds of retries" % (
                     k, self.args.give_up))
         self.check_promise(ctx, hist)
+        self.check_events(ctx, like)
         self.report(ctx, hist, keys, by_key, acked, orders)
+
+    def check_events(self, ctx, like):
+        """The fault's events, delivered by the relays once healed."""
+        try:
+            notes, v = events_check.check(
+                lambda q: self.db.sql(1, q), like, self.receiver.log,
+                self.args.events_wait, ctx.get("relays_before"))
+        except (RuntimeError, subprocess.SubprocessError) as e:
+            ctx["violations"].append("events: checks failed: %s" % e)
+            return
+        ctx["events"] = notes
+        ctx["violations"] += ["events: " + m for m in v]
 
     def check_promise(self, ctx, hist):
         """What each fault promises beyond the history's consistency."""
@@ -1049,7 +1116,7 @@ class Run:
             st[k] = st.get(k, 0) + 1
         ctx["line"] = (
             "cluster-partition: fault=%s keys=%d requests=%d orders=%d"
-            " acked_checked=%d answers={%s} heal_s=%s joins=%s%s"
+            " acked_checked=%d answers={%s} heal_s=%s joins=%s%s%s"
             " violations=%d" % (
                 ctx["phase"], len(keys), len(hist),
                 len(orders or {}), acked,
@@ -1058,6 +1125,8 @@ class Run:
                 else "-",
                 ",".join("n%d:%s" % kv for kv in
                          sorted(ctx.get("joins", {}).items())),
+                "".join(" %s=%s" % kv for kv in
+                        ctx.get("events", {}).items()),
                 "".join(" %s=%s" % kv for kv in sorted(
                     ctx["notes"].items())),
                 len(v)))
@@ -1109,6 +1178,15 @@ def main():
     ap.add_argument("--give-up", type=float, default=120.0)
     ap.add_argument("--heal-limit", type=float, default=120.0)
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--receiver", required=True, metavar="HOST:PORT",
+                    help="where the relays deliver (the receiver runs"
+                    " here, in the client namespace)")
+    ap.add_argument("--webhook-secret", required=True,
+                    help="the relays' secret file")
+    ap.add_argument("--node-modules", required=True,
+                    help="where npm installed standardwebhooks")
+    ap.add_argument("--events-wait", type=float, default=60.0,
+                    help="seconds to wait for a fault's events delivered")
     args = ap.parse_args()
     for k, val in MODES[args.mode].items():
         if getattr(args, k) is None:
@@ -1127,12 +1205,16 @@ def main():
         sys.exit(2)
     t0 = time.time()
     total = 0
-    for rnd in range(1, args.rounds + 1):
-        for f in faults:
-            log("fault %s (round %d): hold %.0fs, at most %d keys, %d"
-                " clients" % (f, rnd, args.hold, args.keys, args.clients))
-            ctx = run.run_fault(f, rnd)
-            total += len(ctx["violations"])
+    try:
+        for rnd in range(1, args.rounds + 1):
+            for f in faults:
+                log("fault %s (round %d): hold %.0fs, at most %d keys, %d"
+                    " clients" % (f, rnd, args.hold, args.keys,
+                                  args.clients))
+                ctx = run.run_fault(f, rnd)
+                total += len(ctx["violations"])
+    finally:
+        run.receiver.stop()
     print("cluster-partition: total faults=%d seconds=%.0f requests=%d"
           " violations=%d" % (len(faults) * args.rounds, time.time() - t0,
                               len(run.history), total), flush=True)

@@ -10,9 +10,11 @@
 #   idemp-HASH-n1..3 10.77.0.11-13  mariadbd (SQL 3306, Galera 4567/4568,
 #                                   SST 4444)
 #   idemp-HASH-w1..3 10.77.0.21-23  `idemorders serve` (unix socket) and
-#                                   lighttpd on :80; db_host = its node
-#                                   first, then the other two
-#   idemp-HASH-cl    10.77.0.100    partition.py (clients and checker)
+#                                   lighttpd on :80, `idemorders relay`;
+#                                   db_host = its node first, then the
+#                                   other two
+#   idemp-HASH-cl    10.77.0.100    partition.py (clients and checker),
+#                                   the relays' receiver on :8099
 #
 # HASH names the checkout (6 hex digits).  The addresses exist only inside
 # these namespaces: nothing is routed out of them, and nothing collides
@@ -57,6 +59,7 @@ pt_vars() {
 	CL_CLUSTER_NAME=idemorders-partition
 	CL_ADDRS=$PT_NET.11:4567,$PT_NET.12:4567,$PT_NET.13:4567
 	CL_DB_CLIENTS=$PT_NET.%
+	CL_RECEIVER_IP=$PT_NET.100
 	cl_ip() { echo "$PT_NET.1$1"; }
 	cl_web_ip() { echo "$PT_NET.2$1"; }
 	cl_sql_port() { echo 3306; }
@@ -130,6 +133,7 @@ pt_teardown() {
 	for n in "${CL_NODES[@]}"; do
 		cl_lighttpd_stop "$n" 2>/dev/null || true
 		cl_pool_stop "$n" 2>/dev/null || true
+		cl_relay_stop "$n" 2>/dev/null || true
 	done
 	for n in 3 2 1; do
 		cl_db_stop "$n" 2>/dev/null || true
@@ -188,6 +192,7 @@ pt_up() {
 	for n in "${CL_NODES[@]}"; do
 		cl_pool_start "$n"
 		cl_lighttpd_start "$n"
+		cl_relay_start "$n"
 	done
 	for n in "${CL_NODES[@]}"; do
 		for ((i = 0; i < 150; i++)); do
@@ -237,6 +242,7 @@ cluster_partition() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	[[ -z $(pt_namespaces) ]] || { say "partition: removing the namespaces of an earlier run"; pt_teardown; }
+	cl_webhooks_node
 	pt_up
 	set +e
 	ip netns exec "$PT_NS-cl" python3 "$REPO/tests/cluster/partition.py" \
@@ -245,7 +251,9 @@ cluster_partition() {
 	    --error-log "$CL_DATA/n1/error.log" --error-log "$CL_DATA/n2/error.log" \
 	    --error-log "$CL_DATA/n3/error.log" \
 	    --history "$CL_VAR/history.jsonl" --run-dir "$CL_RUN" --bin "$CL_BIN" \
-	    --log-dir "$CL_LOG" "${args[@]}" 9>&-
+	    --log-dir "$CL_LOG" --receiver "$CL_RECEIVER_IP:$CL_RECEIVER_PORT" \
+	    --webhook-secret "$CL_RUN/webhook.secret" \
+	    --node-modules "$CL_NODE_MODULES" "${args[@]}" 9>&-
 	rc=$?
 	set -e
 	if [[ $rc == 0 ]]; then

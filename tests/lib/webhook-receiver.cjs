@@ -2,7 +2,9 @@
 // webhooks, verified by the published Standard Webhooks library (npm
 // standardwebhooks), which no one here wrote.
 //
-//   node webhook-receiver.cjs PORT SECRET_FILE LOG
+//   node webhook-receiver.cjs PORT SECRET_FILE LOG [HOST]
+//
+// listens on HOST:PORT (HOST 127.0.0.1 unless given).
 //
 // POST /webhook     verify (signature, timestamp within 5 minutes): a
 //                   delivery that fails is answered 400; one that passes
@@ -26,7 +28,7 @@ const http = require('http');
 const fs = require('fs');
 const { Webhook } = require('standardwebhooks');
 
-const [port, secretFile, logFile] = process.argv.slice(2);
+const [port, secretFile, logFile, host] = process.argv.slice(2);
 const wh = new Webhook(fs.readFileSync(secretFile, 'utf8').trim());
 let control = {};
 let n = 0;
@@ -114,5 +116,5 @@ const server = http.createServer(async (req, res) => {
 		answer();
 });
 server.keepAliveTimeout = 60000;
-server.listen(Number(port), '127.0.0.1');
+server.listen(Number(port), host || '127.0.0.1');
 process.on('SIGTERM', () => process.exit(0));
