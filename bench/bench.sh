@@ -76,13 +76,18 @@ run_bench() {
 		run_bench_work "$@"	# bench/bench-work.sh
 		return
 	fi
+	if [[ ${1:-} == --events ]]; then
+		shift
+		run_bench_events "$@"	# bench/bench-events.sh
+		return
+	fi
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		--quick)	BENCH_QUICK=1 ;;
 		--keep)		BENCH_KEEP=1 ;;
 		--out)		[[ $# -ge 2 ]] || die "--out needs a directory"
 				BENCH_OUT=$2; shift ;;
-		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR] | --auth [SECONDS] | --scale N[,N...] [--keep] [--out DIR] | --work N[,N...] [--keep] [--out DIR]" ;;
+		*)		die "usage: $PROG bench [--quick] [--keep] [--out DIR] | --auth [SECONDS] | --scale N[,N...] [--keep] [--out DIR] | --work N[,N...] [--keep] [--out DIR] | --events [--quick] [--keep] [--out DIR]" ;;
 		esac
 		shift
 	done

@@ -4,7 +4,11 @@
 # database), never the test stack the other scripts use; it writes a
 # results table with every row (a cancel of orders made before, each with
 # its own key, and a cancel replayed, beside the create), a TSV and a
-# chart, and no run got an unexpected status.  A smoke check only: no speed is asserted.
+# chart, and no run got an unexpected status.  Then `tools/dev bench
+# --events --quick`: creates without the outbox row, with it and no
+# relay, with the relay delivering; the relay's backlog drained, every
+# event of the relay-on run delivered and timed, the idle rows, no
+# unexpected status.  A smoke check only: no speed is asserted.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -113,6 +117,49 @@ if grep -qE '^\| zero unexpected statuses \| 0 \|' "$md" 2>/dev/null; then
 	ok "table: zero unexpected statuses"
 else
 	fail "table" "$(grep -F 'zero unexpected' "$md" 2>/dev/null || echo 'no unexpected-status line')"
+fi
+
+# --- bench --events --quick -------------------------------------------------------
+elog=$T_TMP/bench-events.log
+start=$(date +%s)
+if BENCH_SECONDS=1 BENCH_EVENTS_IDLE=2 "$DEV" bench --events --quick --out "$out" \
+    >"$elog" 2>&1; then
+	ok "tools/dev bench --events --quick exits 0 ($(($(date +%s) - start)) s)"
+else
+	fail "tools/dev bench --events --quick" "status $?: $(tail -n 15 "$elog" | tr '\n' ' ')"
+fi
+emd=$out/quick-events.md
+check "events table $emd written" test -s "$emd"
+# answers KIND: the 201s of that run (the "answers" column).
+answers() { awk -F'|' -v k=" $1 " '$2 == k { gsub(/ /, "", $7); print $7; exit }' "$emd" 2>/dev/null; }
+for k in no-outbox relay-stopped relay-on; do
+	a=$(answers "$k")
+	[[ $a =~ ^[0-9]+$ && $a -gt 0 ]] && ok "events: row $k with $a answers" ||
+	    fail "events: row $k" "missing or no answers in $emd"
+done
+# The relay's backlog is every event relay-stopped wrote (its 201s, and
+# the requests in flight when wrk stopped); every relay-on event timed.
+line=$(grep -F '| relay throughput to the local receiver' "$emd" 2>/dev/null)
+if [[ $line =~ \|\ ([0-9]+)\ events\ in ]] && [[ ${BASH_REMATCH[1]} -ge $(answers relay-stopped) ]]; then
+	ok "events: the relay drained ${BASH_REMATCH[1]} events (relay-stopped answered $(answers relay-stopped))"
+else
+	fail "events: relay throughput" "${line:-no row}"
+fi
+line=$(grep -F '| delivery latency, COMMIT to' "$emd" 2>/dev/null)
+if [[ $line =~ p50\ ([0-9.]+)\ ms,\ p99\ ([0-9.]+)\ ms\ \(([0-9]+)\ events\) ]] &&
+    [[ ${BASH_REMATCH[3]} -ge $(answers relay-on) ]]; then
+	ok "events: latency of ${BASH_REMATCH[3]} events (relay-on answered $(answers relay-on)): p50 ${BASH_REMATCH[1]} ms, p99 ${BASH_REMATCH[2]} ms"
+else
+	fail "events: latency" "${line:-no row}"
+fi
+grep -qE '^\| the relay idle does not poll hot: mariadbd CPU over [0-9]+ s, relay running vs stopped \| [0-9.]+ s vs [0-9.]+ s' "$emd" 2>/dev/null &&
+    ok "events: the idle row" || fail "events: idle" "no idle row in $emd"
+grep -qF '| creates with events on (relay-on) ≥ 0.9 × off (no-outbox) |' "$emd" 2>/dev/null &&
+    ok "events: the on/off row" || fail "events: on/off" "no row in $emd"
+if grep -qE '^\| zero unexpected statuses \| 0 \|' "$emd" 2>/dev/null; then
+	ok "events: zero unexpected statuses"
+else
+	fail "events" "$(grep -F 'zero unexpected' "$emd" 2>/dev/null || tail -n 15 "$elog" | tr '\n' ' ')"
 fi
 
 # It cleaned up after itself and never touched the test stack.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# time-limit: 900
 # The Debian package under a booted systemd: Debian 12 in a container
 # (systemd-nspawn --boot, a debootstrap tree; the host's network shared,
 # its own PID namespace), as a sysadmin following docs/sysadmin.md meets it:
@@ -22,6 +23,16 @@
 #    create answers 201 and the database holds exactly those orders; the
 #    upgrade keeps the listening socket (the socket unit is not
 #    restarted) and restarts the service on the new binary;
+#  - the relay (docs/webhooks-operations.md's setup, enabled before the
+#    first order) delivers to a receiver that is down until after the
+#    upgrade: every event is pending through it; the upgrade restarts
+#    the relay on the new binary and keeps every pending event with its
+#    webhook-id; once the receiver (tests/lib/webhook-receiver.cjs, on
+#    the npm standardwebhooks verifier, on the host: the network is
+#    shared) is up, exactly the pending events arrive, verified, each
+#    with its original webhook-id and order, at least once (duplicates
+#    counted, never an id the database does not have), and every order
+#    has its event;
 #  - the retention timer fires its service, which succeeds;
 #  - docs/sysadmin.md's backup (mariadb-dump --single-transaction) and
 #    restore (stop, drop, load, audit exit 0, start): a key from before
@@ -45,7 +56,6 @@
 # SKIP line, counted as a skip, never a pass (under CI it fails instead).
 # It builds the package (when no earlier script did) and the tree, and
 # boots a container: up to 15 minutes on a busy machine.
-# time-limit: 900
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/package.sh"
@@ -95,6 +105,13 @@ boot_cleanup() {
 	rm -rf "$BOOT_WORK" "$T_TMP"
 }
 trap boot_cleanup EXIT
+# The relay's receiver: on the host, on a port of this run.
+WEBHOOK_SECRET_FILE=$T_TMP/webhook.secret
+# shellcheck source=tests/lib/webhooks.sh
+. "$(dirname -- "$0")/../lib/webhooks.sh"
+WEBHOOK_PORT=$((18099 + OFF))
+RECEIVER_URL=http://127.0.0.1:$WEBHOOK_PORT
+trap 'receiver_stop; boot_cleanup' EXIT
 # (a timeout's TERM still runs the cleanup)
 trap 'exit 143' TERM
 trap 'exit 130' INT
@@ -312,6 +329,25 @@ for t in jq curl; do
 	    ok "apt brought $t (the package depends on it)" || fail "dependencies" "$t not installed"
 done
 
+# --- the relay, its receiver down: every event waits in the database -------------
+# docs/webhooks-operations.md's setup: a secret, webhook_url, the unit
+# enabled; short backoffs, so that the events go out within seconds once
+# the receiver is up.
+webhooks_install
+printf 'whsec_%s\n' "$(head -c 32 /dev/urandom | base64)" >"$WEBHOOK_SECRET_FILE"
+if ct sh -c 'umask 027 && cat >/etc/idemorders/webhook.secret && chgrp idemorders /etc/idemorders/webhook.secret' \
+    <"$WEBHOOK_SECRET_FILE" && cts "printf '%s\n' 'webhook_url = $RECEIVER_URL/webhook' \
+    'webhook_secret_file = /etc/idemorders/webhook.secret' 'webhook_timeout = 2s' \
+    'event_backoff = 200ms' 'event_backoff_max = 2s' >>/etc/idemorders/idemorders.conf &&
+    idemorders check-config && systemctl enable --now idemorders-relay" >"$T_TMP/relay-setup" 2>&1 &&
+    [[ $(ct systemctl is-active idemorders-relay.service) == active ]]; then
+	ok "the relay: webhook_url, its secret, systemctl enable --now idemorders-relay (active; the receiver is down)"
+else
+	fail "the relay" "$(tail -n 5 "$T_TMP/relay-setup" | tr '\n' ' ') $(ct systemctl status idemorders-relay 2>&1 | tail -n 5 | tr '\n' ' ')"
+fi
+relay_main() { ct systemctl show -p MainPID --value idemorders-relay.service; }
+evq() { ct mariadb -N -B idemorders -e "$1" 2>&1; }
+
 # --- users, Apache, stock, the first order -------------------------------------------
 PW=booted-secret
 if cts "htpasswd -cbB /etc/idemorders/htpasswd alice $PW && htpasswd -bB /etc/idemorders/htpasswd bob $PW &&
@@ -420,6 +456,14 @@ during dbpw "database password rotation" \
 during restart "systemctl restart idemorders" "systemctl restart idemorders"
 PID1=$(main_pid)
 [[ $PID1 != "$PID0" && $PID1 != 0 ]] && ok "restart: a new master (pid $PID1)" || fail "restart" "master $PID0 -> $PID1"
+# The events of every order so far wait: the receiver is down.
+evq "SELECT webhook_id, order_id, seq FROM events WHERE state = 'pending'" | sort >"$T_TMP/pending.before"
+n_other=$(evq "SELECT COUNT(*) FROM events WHERE state <> 'pending'")
+tried=$(evq "SELECT COALESCE(SUM(attempts), 0) FROM events")
+RPID1=$(relay_main)
+[[ -s $T_TMP/pending.before && $n_other == 0 && $tried -gt 0 && $RPID1 != 0 ]] &&
+    ok "before the upgrade: $(wc -l <"$T_TMP/pending.before") events pending, none delivered ($tried attempts at the receiver that is down; relay pid $RPID1)" ||
+    fail "before the upgrade" "$(wc -l <"$T_TMP/pending.before") pending, $n_other not pending, $tried attempts, relay pid $RPID1"
 during upgrade "upgrade" "cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./$UPDEB"
 cp "$T_TMP/during.upgrade" "$BOOT_WORK/upgrade.log"
 [[ $(ct dpkg-query -W -f='${Version}' idemorders) == "$VERSION+up1" ]] &&
@@ -434,6 +478,45 @@ PID2=$(main_pid)
 n_orders=$(ct mariadb -N -B -e "SELECT COUNT(*) FROM idemorders.orders WHERE idempotency_key LIKE 'load-%'" 2>&1)
 [[ $n_orders == "$LOAD_CREATED" ]] && ok "the database holds exactly the $LOAD_CREATED orders answered 201 under load" ||
     fail "orders under load" "$n_orders in the database, $LOAD_CREATED answered 201"
+
+# --- after the upgrade the pending events go out, each as it was -------------------
+RPID2=$(relay_main)
+[[ $RPID2 != "$RPID1" && $RPID2 != 0 && $(ct systemctl is-active idemorders-relay.service) == active &&
+    $(ct readlink "/proc/$RPID2/exe") == /usr/sbin/idemorders ]] &&
+    ok "the upgrade restarted the relay on the new binary (pid $RPID1 -> $RPID2)" ||
+    fail "upgrade: the relay" "pid $RPID1 -> $RPID2, $(ct systemctl is-active idemorders-relay.service), exe $(ct readlink "/proc/$RPID2/exe" 2>&1)"
+evq "SELECT webhook_id, order_id, seq FROM events WHERE state = 'pending'" | sort >"$T_TMP/pending.after"
+missing=$(comm -23 "$T_TMP/pending.before" "$T_TMP/pending.after" | wc -l)
+[[ $missing == 0 && $(evq "SELECT COUNT(*) FROM events WHERE state <> 'pending'") == 0 ]] &&
+    ok "after the upgrade: all $(wc -l <"$T_TMP/pending.before") events pending before it still pending, the same webhook-ids and orders ($(wc -l <"$T_TMP/pending.after") with the creates during it)" ||
+    fail "after the upgrade" "$missing of the events pending before it are gone or changed: $(comm -23 "$T_TMP/pending.before" "$T_TMP/pending.after" | head -n 3 | tr '\n' ' ')"
+receiver_start
+all_delivered() { [[ $(evq "SELECT COUNT(*) FROM events WHERE state <> 'delivered'") == 0 ]]; }
+t=$SECONDS
+if wait_until 240 all_delivered; then
+	ok "every event delivered $((SECONDS - t)) s after the receiver came up"
+else
+	fail "delivery after the upgrade" "$(evq "SELECT state, COUNT(*), MAX(last_error) FROM events GROUP BY state" | tr '\n\t' '; ')"
+fi
+# What the receiver verified and answered 2xx: "webhook-id o-ORDER type".
+jq -r 'select(.verified and (.status | type) == "number" and .status < 300) | "\(.id) \(.orderId) \(.type)"' \
+    "$RECEIVER_LOG" | sort >"$T_TMP/received"
+sort -u "$T_TMP/received" >"$T_TMP/received.u"
+awk '{ print $1, "o-" $2, ($3 == 1 ? "order.created" : "order.cancelled") }' "$T_TMP/pending.after" |
+    sort >"$T_TMP/expected"
+unverified=$(jq -r 'select(.verified | not) | .id' "$RECEIVER_LOG" | wc -l)
+if cmp -s "$T_TMP/expected" "$T_TMP/received.u"; then
+	ok "the receiver got exactly the $(wc -l <"$T_TMP/expected") pending events, each with its original webhook-id and order ($(($(wc -l <"$T_TMP/received") - $(wc -l <"$T_TMP/received.u"))) sent twice: at least once), signatures verified"
+else
+	fail "the events received" "not received: $(comm -23 "$T_TMP/expected" "$T_TMP/received.u" | head -n 3 | tr '\n' ';') received but not pending: $(comm -13 "$T_TMP/expected" "$T_TMP/received.u" | head -n 3 | tr '\n' ';')"
+fi
+[[ $unverified == 0 ]] && ok "no delivery failed the receiver's verification" ||
+    fail "verification" "$unverified deliveries refused: $(jq -r 'select(.verified | not) | .why' "$RECEIVER_LOG" | sort | uniq -c | head -n 3 | tr '\n' ' ')"
+lost=$(evq "SELECT COUNT(*) FROM orders o LEFT JOIN events e ON e.order_id = o.id AND e.seq = 1 WHERE e.id IS NULL")
+[[ $lost == 0 && $(evq "SELECT COUNT(*) FROM orders") -gt 0 ]] &&
+    ok "every order of the run has its order.created event ($(evq "SELECT COUNT(*) FROM orders") orders)" ||
+    fail "orders without their event" "$lost"
+receiver_stop
 
 # --- the timer fires its service ------------------------------------------------------
 # A drop-in makes it due now (its own schedule is every 15 minutes).

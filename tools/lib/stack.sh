@@ -467,8 +467,9 @@ serve_start() {
 # runs; its stamp holds their checksum and its pid.
 relay_start() {
 	local pid sum
-	# The bench stack measures creates alone: no relay there.
-	[[ $STACK != bench ]] || return 0
+	# The bench stack measures creates alone: no relay there, but
+	# when bench --events starts it (BENCH_RELAY=1).
+	[[ $STACK != bench || ${BENCH_RELAY:-0} == 1 ]] || return 0
 	sum=$(files_sum "$RUNBIN" "$CONF")
 	if pid=$(pid_alive "$RELAY_PIDFILE" " relay -c "); then
 		[[ $(cat "$RUN/relay.stamp" 2>/dev/null) == "$sum $pid" ]] && return 0
