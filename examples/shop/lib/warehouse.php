@@ -62,6 +62,9 @@ function warehouse_verify(string $key, string $id, string $timestamp, string $si
         return ['status' => 400, 'reason' => 'webhook-timestamp more than ' .
             WAREHOUSE_TOLERANCE . ' s from now (a replayed or delayed delivery)'];
     }
+    if (trim($signatures) === '') {
+        return ['status' => 400, 'reason' => 'webhook-signature missing'];
+    }
     $expected = base64_encode(hash_hmac('sha256', "$id.$timestamp.$body", $key, true));
     $match = false;
     foreach (preg_split('/ +/', trim($signatures)) ?: [] as $entry) {
