@@ -17,11 +17,16 @@
 // double click, a lost answer and a reload, two tabs, and a sign-out in
 // between each end in one cancel (the order CANCELLED once, one ledger
 // row, the stock back once, one order.cancelled event).
+// The warehouse (warehouse.php) packs each new order once its signed
+// order.created arrives from a relay; the order page and "My orders" then
+// say packed and offer no Cancel button (judged by the shop's own table).
 // Run by tests/clients/83-browser.sh, which exports the shops' URLs, DEV,
-// LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed).
+// LOGDIR, CHROMIUM and NODE_DIR (where puppeteer-core is installed), and
+// the warehouse relay's binary, config and user.
 import { test as nodeTest, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const env = process.env;
@@ -32,7 +37,8 @@ const SHOPS = [
 	['apache', 'bearer', env.BEARER_APACHE_URL, '/checkout-token.php', '/order-token.php', '/my-orders-token.php'],
 ];
 const skip = !(SHOPS.every((s) => s[2]) && env.DEV && env.LOGDIR && env.NODE_DIR &&
-    env.LIGHTTPD_URL) && 'no test stack (SHOP_*_URL, BEARER_*_URL, DEV, LOGDIR, NODE_DIR)';
+    env.LIGHTTPD_URL && env.RELAY_BIN && env.WAREHOUSE_RELAY_CONF && env.POOL_USER) &&
+    'no test stack (SHOP_*_URL, BEARER_*_URL, DEV, LOGDIR, NODE_DIR, RELAY_BIN, WAREHOUSE_RELAY_CONF, POOL_USER)';
 // BROWSER_TESTS: only the tests whose name matches (while working on a
 // page); the others are not declared, so not counted.
 const only = env.BROWSER_TESTS ? new RegExp(env.BROWSER_TESTS) : null;
@@ -924,5 +930,71 @@ for (const [server, mode, base, path, orderPath, listPath] of SHOPS) {
 		await new Promise((r) => setTimeout(r, 500));
 		assert.equal(ordersOf(sku), `customer-1001\t${s.orderId}`);
 		assert.equal(stockOf(sku), '48');
+	});
+}
+
+/*
+ * The shop's warehouse (examples/shop/public/warehouse.php) gets the
+ * stack's events from a relay of its own for the test's time (`idemorders
+ * relay -c WAREHOUSE_RELAY_CONF`, as the pool's user, the one that config
+ * and its secret belong to): the stack's own relay sends to the test
+ * receiver, which tests/http runs only while it needs it.
+ */
+function warehouseRelay(t) {
+	const log = openSync(`${env.LOGDIR}/relay-warehouse.log`, 'a');
+	const relay = spawn('setpriv', [`--reuid=${env.POOL_USER}`, `--regid=${env.POOL_USER}`,
+	    '--init-groups', env.RELAY_BIN, 'relay', '-c', env.WAREHOUSE_RELAY_CONF],
+	    { stdio: ['ignore', log, log] });
+	const gone = new Promise((r) => relay.on('exit', r));
+	t.after(async () => {
+		relay.kill('SIGTERM');
+		await Promise.race([gone, new Promise((r) => setTimeout(r, 30000))]);
+		closeSync(log);
+	});
+	return relay;
+}
+
+/* "webhook rows<TAB>packed rows<TAB>packed by its order.created's id" of `orderId`. */
+function warehouseRows(orderId) {
+	const w = sql(`SELECT webhook_id FROM events WHERE order_id = ${Number(orderId.slice(2))} AND seq = 1`);
+	return sql(`SELECT (SELECT COUNT(*) FROM idemshop.warehouse_webhooks WHERE webhook_id = ${q(w)}),
+	    (SELECT COUNT(*) FROM idemshop.warehouse_packed WHERE order_id = ${q(orderId)}),
+	    (SELECT COUNT(*) FROM idemshop.warehouse_packed WHERE order_id = ${q(orderId)} AND webhook_id = ${q(w)})`);
+}
+
+for (const [server, mode, base, path, orderPath, listPath] of SHOPS) {
+	const name = `${server} ${mode}`;
+	const shot = `${server}-${mode}`;
+
+	test(`${name}: the warehouse packs a new order on its signed webhook: the order page and My orders say packed`, { skip }, async (t) => {
+		const relay = warehouseRelay(t);
+		const { c, sku } = await readyToPay(t, base, path, 'ana', 'packed');
+		await c.page.click('#pay');
+		const s = await outcome(c);
+		assert.equal(s.outcome, 'created', s.text);
+		const orderId = s.orderId;
+		assert.equal(ordersOf(sku), `customer-1001\t${orderId}`);
+		// The relay delivers it (behind whatever other scripts left
+		// pending): reload the order page until it says PACKED.
+		let status = '';
+		for (let i = 0; i < 90 && status !== 'PACKED'; i++) {
+			assert.equal(relay.exitCode, null, `the warehouse's relay exited (${env.LOGDIR}/relay-warehouse.log)`);
+			if (i > 0)
+				await new Promise((r) => setTimeout(r, 2000));
+			await c.page.goto(`${base}${orderPath}?id=${orderId}`);
+			status = await c.page.$eval('#order-status', (el) => el.textContent);
+		}
+		await screenshot(c, `${shot}-packed`);
+		assert.equal(status, 'PACKED', 'packed within 3 minutes');
+		assert.equal(await c.page.$eval('#status', (el) => el.dataset.outcome), 'closed');
+		assert.match(await c.page.$eval('#status', (el) => el.textContent), /packed/);
+		assert.equal(await c.page.$('#cancel'), null, 'no Cancel button on a packed order');
+		assert.equal(warehouseRows(orderId), '1\t1\t1', 'one webhook row, packed once, by its order.created');
+		assert.equal(orderRow(orderId), 'CREATED\t-', 'the service\'s order untouched');
+		await openList(c.page, `${base}${listPath}`);
+		const row = (await listRows(c.page)).find((r) => r.id === orderId);
+		assert.ok(row, 'the order is on My orders');
+		assert.deepEqual([row.status, row.button, row.key], ['packed', false, ''], 'packed, no Cancel button');
+		await screenshot(c, `${shot}-my-orders-packed`);
 	});
 }

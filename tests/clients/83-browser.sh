@@ -16,11 +16,15 @@
 # orders" (the list, newest first and paged, a Cancel button per order):
 # a double click, a lost answer and a reload then the form without
 # JavaScript and a second tab, and a sign-out in between, each one cancel
-# (one ledger row, restocked once, one order.cancelled event).  Judged by the page and by the
-# database.  Screenshots go to $LOGDIR/browser/.  Each top-level test
-# counts as one check, as in 81-client-js.sh.  puppeteer-core (pinned) is
-# installed under var/ on the first run.  A few minutes; up to 15 on a
-# busy machine (72 tests, each a page or more in Chromium).
+# (one ledger row, restocked once, one order.cancelled event); and the
+# shop's warehouse (warehouse.php), fed by a relay of its own while the
+# test runs: a new order's page and "My orders" say packed once its
+# signed order.created arrived (one row per webhook-id, packed once).
+# Judged by the page and by the database.  Screenshots go to
+# $LOGDIR/browser/.  Each top-level test counts as one check, as in
+# 81-client-js.sh.  puppeteer-core (pinned) is installed under var/ on the
+# first run.  A few minutes; up to 15 on a busy machine (76 tests, each a
+# page or more in Chromium).
 # time-limit: 900
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/node.sh"
@@ -32,6 +36,15 @@ tap=$T_TMP/tap
 
 export SHOP_LIGHTTPD_URL SHOP_APACHE_URL BEARER_LIGHTTPD_URL BEARER_APACHE_URL
 export LIGHTTPD_URL APACHE_URL DEV LOGDIR CHROMIUM NODE_DIR
+# The relay to the shop's warehouse (tools/dev up writes its config): the
+# stack's binary, run as the user the config belongs to.
+export RELAY_BIN=$RUNDIR/bin/idemorders WAREHOUSE_RELAY_CONF=$RUNDIR/idemorders-warehouse.conf
+POOL_USER=$(stat -c %G "$WAREHOUSE_RELAY_CONF" 2>/dev/null) || POOL_USER=
+export POOL_USER
+if [[ ! -x $RELAY_BIN || -z $POOL_USER ]]; then
+	fail "warehouse relay" "$RELAY_BIN or $WAREHOUSE_RELAY_CONF is missing (tools/dev up writes them)"
+	finish
+fi
 
 if [[ ! -x $CHROMIUM ]]; then
 	fail "chromium" "$CHROMIUM is missing (Debian: chromium)"

@@ -28,9 +28,11 @@ POOL_USER=idemorders
 # server's own group.
 SHOP_USER=idemshop
 WEB_GROUP=idemorders-web
-# The demo shop's read-only database user (SELECT on stock only).
+# The demo shop's database user: SELECT on the service's stock table,
+# and its own database (SHOP_DB_NAME, examples/shop/schema.sql).
 SHOP_DB_USER=shop
 SHOP_DB_PASSWORD=shop-dev
+SHOP_DB_NAME=idemshop
 CHECK_DB_NAME=idemorders_check
 MOUNT=/orders
 
@@ -150,6 +152,14 @@ stack_vars() {
 	PHP_FPM_SOCKET=$RUN/php-fpm.sock
 	SHOP_SESSIONS=$RUN/shop-sessions
 	SHOP_INI=$RUN/shop.ini
+	# The shop's warehouse (examples/shop/public/warehouse.php): its
+	# webhook secret (www-data reads it), and a relay config that
+	# delivers the stack's events there instead of to the test receiver,
+	# with its own copy of that secret (the pool's user reads it).  The
+	# stack does not start that relay: tests/browser does, for a while.
+	SHOP_WEBHOOK_SECRET_FILE=$RUN/shop-webhook.secret
+	WAREHOUSE_RELAY_CONF=$RUN/idemorders-warehouse.conf
+	WAREHOUSE_SECRET_FILE=$RUN/warehouse-webhook.secret
 	AUTHORIZER_PHP_INI=$RUN/authorizer-php.ini
 	JWT_DIR=$RUN/shop-jwt
 	JWT_ISSUER=idemshop-$STACK

@@ -70,19 +70,56 @@ jwt_private_key = $JWT_DIR/private.pem
 jwt_public_key = $JWT_DIR/public.pem
 jwt_ttl = 300
 session_idle = 1800
+shop_db_name = $SHOP_DB_NAME
+webhook_secret_file = $SHOP_WEBHOOK_SECRET_FILE
 EOF
 	chown root:www-data "$SHOP_INI.tmp"
 	chmod 0640 "$SHOP_INI.tmp"
 	mv -f "$SHOP_INI.tmp" "$SHOP_INI"
 }
 
-# The shop's database user: it reads the stock table, nothing else.
+# The shop's database user: it reads the service's stock table, and
+# reads and writes its own database (the warehouse's tables), nothing
+# else.
 shop_db_user() {
 	db_root <<EOF
 CREATE USER IF NOT EXISTS '$SHOP_DB_USER'@'localhost' IDENTIFIED BY '$SHOP_DB_PASSWORD';
 ALTER USER '$SHOP_DB_USER'@'localhost' IDENTIFIED BY '$SHOP_DB_PASSWORD';
 GRANT SELECT ON \`$DB_NAME\`.\`stock\` TO '$SHOP_DB_USER'@'localhost';
+CREATE DATABASE IF NOT EXISTS \`$SHOP_DB_NAME\` CHARACTER SET utf8mb4;
+GRANT SELECT, INSERT, UPDATE ON \`$SHOP_DB_NAME\`.* TO '$SHOP_DB_USER'@'localhost';
 EOF
+	db_root "$SHOP_DB_NAME" <"$REPO/examples/shop/schema.sql" ||
+	    die "examples/shop/schema.sql did not load into $SHOP_DB_NAME"
+}
+
+# The warehouse's webhook secret, made once per runtime dir: the shop's
+# copy (www-data reads it, outside the document root) and the relay's
+# (the pool's user reads it); and the relay config that delivers to
+# the warehouse (the stack's, with another webhook_url and secret).
+shop_warehouse_relay() {
+	local conf
+	if [[ ! -s $SHOP_WEBHOOK_SECRET_FILE ]]; then
+		echo "whsec_$(head -c 32 /dev/urandom | base64)" >"$SHOP_WEBHOOK_SECRET_FILE.tmp"
+		chown root:www-data "$SHOP_WEBHOOK_SECRET_FILE.tmp"
+		chmod 0640 "$SHOP_WEBHOOK_SECRET_FILE.tmp"
+		mv -f "$SHOP_WEBHOOK_SECRET_FILE.tmp" "$SHOP_WEBHOOK_SECRET_FILE"
+	fi
+	install -m 0640 -o root -g "$POOL_USER" "$SHOP_WEBHOOK_SECRET_FILE" \
+	    "$WAREHOUSE_SECRET_FILE"
+	conf=$(grep -v -E '^(webhook_url|webhook_secret_file) *=' "$CONF")
+	cat >"$WAREHOUSE_RELAY_CONF.tmp" <<EOF
+$conf
+
+# The relay to the demo shop's warehouse, written by $PROG up from the
+# config above: tests/browser runs 'idemorders relay -c' on this file
+# while it watches orders get packed.
+webhook_url = $SHOP_LIGHTTPD_URL/warehouse.php
+webhook_secret_file = $WAREHOUSE_SECRET_FILE
+EOF
+	chown "root:$POOL_USER" "$WAREHOUSE_RELAY_CONF.tmp"
+	chmod 0640 "$WAREHOUSE_RELAY_CONF.tmp"
+	mv -f "$WAREHOUSE_RELAY_CONF.tmp" "$WAREHOUSE_RELAY_CONF"
 }
 
 # ---------------------------------------------------------------- php-fpm
@@ -305,6 +342,7 @@ shop_apache_stop() {
 shop_up() {
 	shop_install_files
 	shop_db_user
+	shop_warehouse_relay
 	shop_write_config
 	php_fpm_start
 	shop_lighttpd_start

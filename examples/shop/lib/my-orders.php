@@ -72,11 +72,13 @@ function shop_my_orders_page(string $auth): void
 
     // The keys of the buttons this page shows, made now and kept.
     $orders = array_values(array_filter($list['data'], 'is_array'));
+    // The service's status joined to the warehouse's (PACKED).
+    $shown = shop_shown_statuses($orders);
     $keys = [];
     shop_session_start();
     foreach ($orders as $o) {
         $id = (string)($o['orderId'] ?? '');
-        if (shop_order_id(['id' => $id]) !== null && shop_order_status((string)($o['status'] ?? ''))['cancel']) {
+        if (shop_order_id(['id' => $id]) !== null && shop_order_status($shown[$id] ?? '')['cancel']) {
             $keys[$id] = shop_cancel_key($id);
         }
     }
@@ -103,7 +105,7 @@ function shop_my_orders_page(string $auth): void
   <tbody>
 <?php foreach ($orders as $o):
         $id = (string)($o['orderId'] ?? '');
-        $st = (string)($o['status'] ?? '');
+        $st = $shown[$id] ?? (string)($o['status'] ?? '');
         $show = shop_order_status($st);
         $key = $keys[$id] ?? null; ?>
     <tr data-order-id="<?= h($id) ?>" data-status="<?= h($st) ?>"<?= $key !== null ? ' data-key="' . h($key) . '"' : '' ?>>

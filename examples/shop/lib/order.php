@@ -14,6 +14,7 @@
 declare(strict_types=1);
 
 require_once __DIR__ . '/checkout.php';
+require_once __DIR__ . '/warehouse.php';
 
 /**
  * The cancel key of $orderId in the session: the stored one, or a new
@@ -104,6 +105,35 @@ const SHOP_ORDER_STATUSES = [
     'PACKED' => ['label' => 'packed', 'cancel' => false],
 ];
 
+/**
+ * The status the shop shows for each of $orders (as GET /orders gives
+ * them), by order id: the service's status joined to the shop's own
+ * table, so that a CREATED order the warehouse packed (warehouse.php,
+ * on its order.created webhook) is PACKED.  While the shop's database
+ * does not answer, the service's status alone.
+ *
+ * @param list<array<string, mixed>> $orders
+ * @return array<string, string>
+ */
+function shop_shown_statuses(array $orders): array
+{
+    $shown = [];
+    foreach ($orders as $o) {
+        $shown[(string)($o['orderId'] ?? '')] = (string)($o['status'] ?? '');
+    }
+    $created = array_keys(array_filter($shown, static fn (string $s): bool => $s === 'CREATED'));
+    try {
+        $packed = warehouse_packed(array_map('strval', $created));
+    } catch (PDOException $e) {
+        error_log('shop: the warehouse\'s table cannot be read: ' . $e->getMessage());
+        $packed = [];
+    }
+    foreach ($packed as $id => $_) {
+        $shown[(string)$id] = 'PACKED';
+    }
+    return $shown;
+}
+
 /** The label of status $status and whether the shop offers to cancel. */
 function shop_order_status(string $status): array
 {
@@ -133,8 +163,10 @@ function shop_order_page(string $auth): void
         return;
     }
     $cancelled = ($order['status'] ?? '') === 'CANCELLED';
+    // The service's status joined to the warehouse's (PACKED).
+    $shown = shop_shown_statuses([$order])[$orderId] ?? (string)($order['status'] ?? '');
     // Offered only while the order's status allows (SHOP_ORDER_STATUSES).
-    $show = shop_order_status((string)($order['status'] ?? ''));
+    $show = shop_order_status($shown);
     shop_page_start("Order $orderId");
     ?>
 <table id="items">
@@ -147,9 +179,9 @@ function shop_order_page(string $auth): void
   </tbody>
 </table>
 <p>Total: <strong><?= h(shop_money((int)$order['amount'], (string)$order['currency'])) ?></strong>;
-  status <strong id="order-status"><?= h((string)$order['status']) ?></strong></p>
+  status <strong id="order-status"><?= h($shown) ?></strong></p>
 <div id="order" data-order-id="<?= h($orderId) ?>" data-key="<?= h((string)$key) ?>" data-auth="<?= h($auth) ?>"
-     data-orders-url="<?= h(shop_config()['orders_url']) ?>" data-status="<?= h((string)$order['status']) ?>">
+     data-orders-url="<?= h(shop_config()['orders_url']) ?>" data-status="<?= h($shown) ?>">
 <?php if ($cancelled): ?>
   <p id="status" data-outcome="cancelled">This order is cancelled.</p>
 <?php elseif (!$show['cancel']): ?>

@@ -44,7 +44,9 @@ spl_autoload_register(static function (string $class): void {
 
 /**
  * The configuration: the ini file named by IDEMSHOP_CONFIG (db_socket,
- * db_name, db_user, db_password, orders_url, jwt_issuer, jwt_audience).
+ * db_name, db_user, db_password, orders_url, jwt_issuer, jwt_audience,
+ * shop_db_name: the shop's own database, webhook_secret_file: the
+ * warehouse's webhook secret, outside the document root).
  *
  * @return array<string, string>
  */
@@ -74,6 +76,25 @@ function shop_db(): PDO
         $c = shop_config();
         $db = new PDO(
             sprintf('mysql:unix_socket=%s;dbname=%s;charset=utf8mb4', $c['db_socket'], $c['db_name']),
+            $c['db_user'],
+            $c['db_password'] ?? '',
+            [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION, PDO::ATTR_EMULATE_PREPARES => false],
+        );
+    }
+    return $db;
+}
+
+/**
+ * The shop's connection to its own database (shop_db_name: what its
+ * warehouse recorded, examples/shop/schema.sql), as the same user.
+ */
+function shop_own_db(): PDO
+{
+    static $db = null;
+    if ($db === null) {
+        $c = shop_config();
+        $db = new PDO(
+            sprintf('mysql:unix_socket=%s;dbname=%s;charset=utf8mb4', $c['db_socket'], $c['shop_db_name']),
             $c['db_user'],
             $c['db_password'] ?? '',
             [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION, PDO::ATTR_EMULATE_PREPARES => false],
