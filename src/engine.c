@@ -30,11 +30,9 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <mysqld_error.h>
 
@@ -46,6 +44,7 @@
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
+#include "mono.h"
 #include "response.h"
 #include "rules.h"
 
@@ -83,18 +82,6 @@ struct engine {
 
 static enum engine_step	answer_from_record(struct engine *, int,
 			    struct response *);
-
-/* Sleep ms milliseconds, resuming after signals. */
-static void
-sleep_ms(long ms)
-{
-	struct timespec	 ts;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
 
 /* The operation's state: op->state_size bytes, zeroed once for the run. */
 void *
@@ -958,7 +945,7 @@ engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
 			}
 			break;
 		}
-		sleep_ms(delay);
+		mono_sleep_ms(delay);
 	}
 	*attempts = c->attempt;
 	db_batch_clear(&c->batch);
