@@ -41,3 +41,17 @@ text_trim_line(char *s)
 {
 	return trim(s, 1);
 }
+
+/* Write n bytes of src as 2n lower-case hex digits to dst (no NUL). */
+void
+text_hex(char *dst, const void *src, size_t n)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	const unsigned char	*p = src;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		dst[2 * i] = digits[p[i] >> 4];
+		dst[2 * i + 1] = digits[p[i] & 0x0f];
+	}
+}
