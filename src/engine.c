@@ -53,31 +53,30 @@
 
 /* One request's run: the operation's hooks see it through accessors. */
 struct engine {
-	struct db			*db;
-	const struct conf		*conf;
-	const struct engine_op		*op;
-	const struct engine_request	*req;
-	void				*state;		/* the operation's,
-							   op->state_size */
-	struct ledger_scope		 scope;
-	int				 attempt;	/* 1, 2, ... */
-	int				 unknown;	/* a COMMIT's outcome was
-							   unknown: sticky */
+	struct db		*db;
+	const struct conf	*conf;
+	const struct engine_op	*op;
+	const struct engine_request *req;
+	void			*state;		/* op->state_size bytes */
+	struct ledger_scope	 scope;
+	int			 attempt;	/* 1, 2, ... */
+	int			 unknown;	/* a COMMIT's outcome was
+						   unknown: sticky */
 
 	/* This attempt's state. */
-	int				 claimed;	/* ledger row inserted */
-	int				 savepoint;
-	int				 locked;	/* the rows judged were
-							   read under the lock */
-	int				 take;		/* a guarded statement
-							   whose refusal means
-							   ENGINE_STALE, or -1 */
-	int				 commit_fault;	/* before_commit acted */
-	int				 settled;	/* resp comes from a ledger
-							   row or this COMMIT */
-	unsigned long long		 id;		/* the claim's ledger id */
-	struct problem			 reject;
-	struct db_batch			 batch;		/* statements to send */
+	int			 claimed;	/* ledger row inserted */
+	int			 savepoint;
+	int			 locked;	/* the rows judged were read
+						   under the lock */
+	int			 take;		/* a guarded statement whose
+						   refusal means ENGINE_STALE,
+						   or -1 */
+	int			 commit_fault;	/* before_commit acted */
+	int			 settled;	/* resp comes from a ledger
+						   row or this COMMIT */
+	unsigned long long	 id;		/* the claim's ledger id */
+	struct problem		 reject;
+	struct db_batch		 batch;		/* statements to send */
 };
 
 static enum engine_step	answer_from_record(struct engine *, int,

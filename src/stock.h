@@ -13,9 +13,10 @@ struct stock_row {
 	char		 currency[4];
 	long long	 unit_price;
 	long long	 available;
-	int		 found;		/* read for an order: the SKU has a row */
-	long		 line;		/* imported: its line in the file; 0
-					   otherwise */
+	int		 found;		/* read for an order: the SKU
+					   has a row */
+	long		 line;		/* imported: its line in the
+					   file; 0 otherwise */
 };
 
 #endif
