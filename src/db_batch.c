@@ -181,7 +181,7 @@ db_batch_hex(struct db_batch *b, const char *s, size_t len)
 		return -1;
 	for (i = 0; i < len; i += k) {
 		k = len - i < sizeof(chunk) / 2 ? len - i : sizeof(chunk) / 2;
-		text_hex(chunk, s + i, k);
+		text_hex_upper(chunk, s + i, k);
 		if (buf_add(&b->sql, chunk, 2 * k) != BUF_OK)
 			return -1;
 	}

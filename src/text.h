@@ -11,5 +11,6 @@ int	text_is_ows(int);
 char   *text_trim(char *);
 char   *text_trim_line(char *);
 void	text_hex(char *, const void *, size_t);
+void	text_hex_upper(char *, const void *, size_t);
 
 #endif

@@ -29,6 +29,8 @@ test_hex(void)
 	CU_ASSERT_EQUAL(out[0], '#');
 	text_hex(out, "\xde\xad", 2);
 	CU_ASSERT_NSTRING_EQUAL(out, "dead#", 5);
+	text_hex_upper(out, "\x0f\xa9", 2);
+	CU_ASSERT_NSTRING_EQUAL(out, "0FA9#", 5);
 }
 
 /* The text suite. */
