@@ -324,7 +324,7 @@ static const char body201[] = "{\"orderId\":\"o-1000000\",\"status\":"
     "\"BENCH-00\",\"qty\":1,\"unitPrice\":100}],\"shipping\":\"standard\","
     "\"note\":\"\",\"createdAt\":\"2026-12-02T00:00:00Z\"}";
 
-/* The batched shape: two round trips, as order_create() sends them. */
+/* The batched shape: two round trips, as the create operation sends them. */
 static int
 batched_tx(struct db *db, const struct ledger_scope *scope,
     struct order_input *in, struct response *resp, struct db_batch *b)
@@ -391,7 +391,7 @@ proc_tx(struct db *db, const struct ledger_scope *scope,
 	return rc;
 }
 
-/* One create transaction, as order_create() issued it before batching. */
+/* One create transaction, as the create operation issued it before batching. */
 static int
 one_tx(struct db *db, struct worker *w, long n, struct order_input *in,
     long long price, struct response *resp)

@@ -42,6 +42,7 @@
 #include "db.h"
 #include "db_batch.h"
 #include "log.h"
+#include "utf8.h"
 
 #define AUDIT_SAMPLE		10
 #define AUDIT_SQL_MAX		2048
@@ -156,11 +157,7 @@ copy_field(char *dst, size_t size, const char *src, unsigned long len)
 		snprintf(dst, size, "NULL");
 		return;
 	}
-	if (len >= size) {
-		len = size - 1;
-		while (len > 0 && ((unsigned char)src[len] & 0xc0) == 0x80)
-			len--;
-	}
+	len = utf8_cut(src, len, size - 1);
 	memcpy(dst, src, len);
 	dst[len] = '\0';
 }

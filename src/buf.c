@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "text.h"
 
 /* Start an empty buffer that may grow to max bytes. */
 void
@@ -142,7 +143,6 @@ buf_printf(struct buf *b, const char *fmt, ...)
 int
 buf_add_json_string(struct buf *b, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t		 i, start, old;
 	unsigned char	 c;
 	char		 esc[7];
@@ -174,8 +174,7 @@ buf_add_json_string(struct buf *b, const char *s, size_t n)
 			esc[1] = 'u';
 			esc[2] = '0';
 			esc[3] = '0';
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 0xf];
+			text_hex(esc + 4, &c, 1);
 			rc = buf_add(b, esc, 6);
 			if (rc != BUF_OK)
 				goto out;

@@ -10,6 +10,7 @@
 #include "db.h"
 #include "db_batch.h"
 #include "log.h"
+#include "text.h"
 
 /* A batch's SQL: the largest order with its stored response, in hex. */
 #define DB_BATCH_SQL_MAX	(1024 * 1024)
@@ -632,22 +633,18 @@ db_batch_own_from(struct db_batch *b, unsigned long long claim)
 static int
 hex_literal(struct buf *out, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	char		  chunk[512];
-	size_t		  i, k = 0;
+	size_t		  i, k;
 
 	if (buf_adds(out, "X'") != BUF_OK)
 		return -1;
-	for (i = 0; i < len; i++) {
-		chunk[k++] = hex[(unsigned char)s[i] >> 4];
-		chunk[k++] = hex[(unsigned char)s[i] & 0x0f];
-		if (k == sizeof(chunk)) {
-			if (buf_add(out, chunk, k) != BUF_OK)
-				return -1;
-			k = 0;
-		}
+	for (i = 0; i < len; i += k) {
+		k = len - i < sizeof(chunk) / 2 ? len - i : sizeof(chunk) / 2;
+		text_hex_upper(chunk, s + i, k);
+		if (buf_add(out, chunk, 2 * k) != BUF_OK)
+			return -1;
 	}
-	if (buf_add(out, chunk, k) != BUF_OK || buf_addc(out, '\'') != BUF_OK)
+	if (buf_addc(out, '\'') != BUF_OK)
 		return -1;
 	return 0;
 }

@@ -1,8 +1,10 @@
 /*
  * The idempotency engine (engine.h): what any operation shares.
  *
- *	engine_run()		the retry loop: attempts, deadline, backoff
- *	engine_attempt()	one InnoDB transaction (READ COMMITTED):
+ *	engine_run()		the run: its state and the operation's
+ *				(op->state_size), the retry loop:
+ *				attempts, deadline, backoff
+ *	attempt_once()		one InnoDB transaction (READ COMMITTED):
  *	  step_connect()	connect if needed; the deadline bounds every
  *				wait
  *	  step_claim_read()	round trip 1: a fresh read of the scope's
@@ -28,11 +30,9 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <mysqld_error.h>
 
@@ -44,25 +44,137 @@
 #include "fault.h"
 #include "ledger.h"
 #include "log.h"
+#include "mono.h"
 #include "response.h"
 #include "rules.h"
 
 /* The least a read after an unknown COMMIT may take. */
 #define RECOVERY_GRACE_MS	500
 
+/* One request's run: the operation's hooks see it through accessors. */
+struct engine {
+	struct db		*db;
+	const struct conf	*conf;
+	const struct engine_op	*op;
+	const struct engine_request *req;
+	void			*state;		/* op->state_size bytes */
+	struct ledger_scope	 scope;
+	int			 attempt;	/* 1, 2, ... */
+	int			 unknown;	/* a COMMIT's outcome was
+						   unknown: sticky */
+
+	/* This attempt's state. */
+	int			 claimed;	/* ledger row inserted */
+	int			 savepoint;
+	int			 locked;	/* the rows judged were read
+						   under the lock */
+	int			 take;		/* a guarded statement whose
+						   refusal means ENGINE_STALE,
+						   or -1 */
+	int			 commit_fault;	/* before_commit acted */
+	int			 settled;	/* resp comes from a ledger
+						   row or this COMMIT */
+	unsigned long long	 id;		/* the claim's ledger id */
+	struct problem		 reject;
+	struct db_batch		 batch;		/* statements to send */
+};
+
 static enum engine_step	answer_from_record(struct engine *, int,
 			    struct response *);
 
-/* Sleep ms milliseconds, resuming after signals. */
-static void
-sleep_ms(long ms)
+/* The operation's state: op->state_size bytes, zeroed once for the run. */
+void *
+engine_state(struct engine *c)
 {
-	struct timespec	 ts;
+	return c->state;
+}
 
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+/* The operation's input (engine_request.input). */
+const void *
+engine_input(struct engine *c)
+{
+	return c->req->input;
+}
+
+/* The principal the request acts for. */
+const char *
+engine_principal(struct engine *c)
+{
+	return c->req->principal;
+}
+
+/* The request's Idempotency-Key. */
+const char *
+engine_key(struct engine *c)
+{
+	return c->req->key;
+}
+
+/* The connection of the transaction. */
+struct db *
+engine_db(struct engine *c)
+{
+	return c->db;
+}
+
+/* The configuration the request runs under. */
+const struct conf *
+engine_conf(struct engine *c)
+{
+	return c->conf;
+}
+
+/* The batch an operation writes its statements into. */
+struct db_batch *
+engine_batch(struct engine *c)
+{
+	return &c->batch;
+}
+
+/* The claim's ledger id (it names the order a create makes). */
+unsigned long long
+engine_claim_id(struct engine *c)
+{
+	return c->id;
+}
+
+/* The attempt under way: 1, 2, ... */
+int
+engine_attempt(struct engine *c)
+{
+	return c->attempt;
+}
+
+/* Where an operation writes its final rejection before ENGINE_REJECT. */
+struct problem *
+engine_rejection(struct engine *c)
+{
+	return &c->reject;
+}
+
+/* Tell whether the rows judged were read under the lock. */
+int
+engine_locked(struct engine *c)
+{
+	return c->locked;
+}
+
+/* The rows judged were read under the lock (until the attempt ends). */
+void
+engine_set_locked(struct engine *c)
+{
+	c->locked = 1;
+}
+
+/*
+ * Statement stmt of the batch is guarded: its refusal before the rows
+ * were locked means they changed since they were judged (ENGINE_STALE
+ * from engine_run_part()).
+ */
+void
+engine_guard(struct engine *c, int stmt)
+{
+	c->take = stmt;
 }
 
 /*
@@ -130,8 +242,11 @@ retry_in_progress(struct engine *c, struct response *resp)
 	return ENGINE_RETRY;
 }
 
-/* Answer 410 for an expired key, naming the order it concerned. */
-void
+/*
+ * Answer 410 for an expired key, naming the order it concerned: the
+ * answer is settled (ENGINE_DONE).
+ */
+enum engine_step
 engine_answer_expired(struct engine *c, const char *order_id,
     struct response *resp)
 {
@@ -147,6 +262,8 @@ engine_answer_expired(struct engine *c, const char *order_id,
 		response_header(resp, "Link", "<%s/%s>; rel=\"related\"",
 		    c->conf->mount, p.order_id);
 	resp->outcome = OUTCOME_EXPIRED;
+	c->settled = 1;
+	return ENGINE_DONE;
 }
 
 /* Replay a stored final response byte for byte. */
@@ -246,8 +363,7 @@ answer_record(struct engine *c, const struct ledger_record *rec,
 	c->settled = 1;
 	if (rec->state == LEDGER_EXPIRED || (terminal && rec->expired)) {
 		/* Expired is final whatever the body: never done again. */
-		engine_answer_expired(c, rec->resource_id, resp);
-		return ENGINE_DONE;
+		return engine_answer_expired(c, rec->resource_id, resp);
 	}
 	if (strcmp(rec->fingerprint, c->req->fingerprint) != 0) {
 		response_error(resp, c->conf->key_reused_status,
@@ -737,7 +853,7 @@ engine_committed(struct engine *c)
  * rejection.
  */
 static enum engine_step
-engine_attempt(struct engine *c, struct response *resp)
+attempt_once(struct engine *c, struct response *resp)
 {
 	enum engine_step	 a;
 
@@ -762,39 +878,39 @@ engine_attempt(struct engine *c, struct response *resp)
 
 /*
  * Run operation op for req exactly once, filling resp with the answer;
- * state is the operation's (e->state).  *attempts receives the number of
- * attempts made.
+ * the operation's state (op->state_size bytes) lives as long as the run.
+ * *attempts receives the number of attempts made.
  */
 enum engine_result
 engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
-    const struct engine_request *req, void *state, struct response *resp,
-    int *attempts)
+    const struct engine_request *req, struct response *resp, int *attempts)
 {
 	struct engine		*c;
 	enum engine_step	 a;
 	enum engine_result	 res = ENGINE_ANSWER;
 	long			 delay;
 
+	*attempts = 0;
 	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
+	if (c != NULL && op->state_size > 0)
+		c->state = calloc(1, op->state_size);
+	if (c == NULL || (op->state_size > 0 && c->state == NULL)) {
 		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
 		    "memory");
 		resp->outcome = OUTCOME_INTERNAL_ERROR;
-		*attempts = 0;
-		return ENGINE_ANSWER;
+		goto out;
 	}
 	c->db = db;
 	c->conf = conf;
 	c->op = op;
 	c->req = req;
-	c->state = state;
 	c->scope.principal = req->principal;
 	c->scope.operation = op->name;
 	c->scope.key = req->key;
 	db_batch_init(&c->batch);
 	db_set_deadline(db, conf->request_deadline_ms);
 	for (c->attempt = 1;; c->attempt++) {
-		a = engine_attempt(c, resp);
+		a = attempt_once(c, resp);
 		/* Once an outcome was unknown, only a row or a COMMIT says. */
 		if (c->unknown && !c->settled)
 			answer_unconfirmed(c, resp);
@@ -828,10 +944,13 @@ engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
 			}
 			break;
 		}
-		sleep_ms(delay);
+		mono_sleep_ms(delay);
 	}
 	*attempts = c->attempt;
 	db_batch_clear(&c->batch);
+out:
+	if (c != NULL)
+		free(c->state);
 	free(c);
 	return res;
 }

@@ -6,28 +6,32 @@
  * another body, 410 after expiry, retry while PROCESSING), the
  * unknown-COMMIT path, and the final rejection (ROLLBACK TO SAVEPOINT,
  * FAILED_FINAL with the error response, COMMIT).  An operation supplies
- * the rest in a struct engine_op: its name, the statements it adds to
- * the claim's round trip, and its work after the claim (judge, write),
- * which ends in engine_finish(): the event, the ledger row with the
- * answer, COMMIT.
+ * the rest in a row of struct engine_op: its name, the size of its
+ * state, the statements it adds to the claim's round trip, and its work
+ * after the claim (judge, write), which ends in engine_finish(): the
+ * event, the ledger row with the answer, COMMIT.  The engine allocates
+ * the run (struct engine, opaque: the hooks use the accessors below)
+ * and the operation's state, and answers with its own result.
  */
 #ifndef IDEMORDERS_ENGINE_H
 #define IDEMORDERS_ENGINE_H
 
-#include "db_batch.h"
+#include <stddef.h>
+
 #include "events.h"
 #include "fault.h"
-#include "ledger.h"
 #include "problem.h"
 
 struct conf;
 struct db;
+struct db_batch;
 struct response;
 
 /* What one step of an attempt tells the next. */
 enum engine_step {
 	ENGINE_NEXT,		/* go on with the next step */
-	ENGINE_REJECT,		/* a final rejection: e->reject says which */
+	ENGINE_REJECT,		/* a final rejection: engine_rejection()
+				   says which */
 	ENGINE_DONE,		/* resp is the answer */
 	ENGINE_RETRY,		/* retry; resp is the answer once spent */
 	ENGINE_DROP,		/* answer nothing */
@@ -40,11 +44,14 @@ enum engine_result {
 	ENGINE_SILENT,		/* fault injection: send nothing */
 };
 
+/* One request's run (engine.c); an operation sees it through accessors. */
 struct engine;
 
 /* What an operation supplies. */
 struct engine_op {
 	const char	*name;		/* the ledger's operation column */
+	size_t		 state_size;	/* the operation's state, zeroed once
+					   for the run: engine_state() */
 	/* Words for the engine's answers. */
 	const char	*noun;		/* "order": "a new key for a new order" */
 	const char	*effect;	/* what an unknown COMMIT may have done:
@@ -84,40 +91,29 @@ struct engine_request {
 	const char		*principal;
 	const char		*key;
 	const char		*fingerprint;
+	const void		*input;		/* the operation's: its header
+						   names the type */
 	const struct fault_plan	*fault;		/* NULL: no faults */
 };
 
-/* One request's run; the operation reads and sets what it needs. */
-struct engine {
-	struct db			*db;
-	const struct conf		*conf;
-	const struct engine_op		*op;
-	const struct engine_request	*req;
-	void				*state;		/* the operation's */
-	struct ledger_scope		 scope;
-	int				 attempt;	/* 1, 2, ... */
-	int				 unknown;	/* a COMMIT's outcome was
-							   unknown: sticky */
-
-	/* This attempt's state. */
-	int				 claimed;	/* ledger row inserted */
-	int				 savepoint;
-	int				 locked;	/* the rows judged were
-							   read under the lock */
-	int				 take;		/* a guarded statement
-							   whose refusal means
-							   ENGINE_STALE, or -1 */
-	int				 commit_fault;	/* before_commit acted */
-	int				 settled;	/* resp comes from a ledger
-							   row or this COMMIT */
-	unsigned long long		 id;		/* the claim's ledger id */
-	struct problem			 reject;
-	struct db_batch			 batch;		/* statements to send */
-};
-
 enum engine_result engine_run(struct db *, const struct conf *,
-	    const struct engine_op *, const struct engine_request *, void *,
+	    const struct engine_op *, const struct engine_request *,
 	    struct response *, int *);
+
+/* What an operation's hooks may read and set of the run. */
+void	*engine_state(struct engine *);
+const void *engine_input(struct engine *);
+const char *engine_principal(struct engine *);
+const char *engine_key(struct engine *);
+struct db *engine_db(struct engine *);
+const struct conf *engine_conf(struct engine *);
+struct db_batch *engine_batch(struct engine *);
+unsigned long long engine_claim_id(struct engine *);
+int	engine_attempt(struct engine *);
+struct problem *engine_rejection(struct engine *);
+int	engine_locked(struct engine *);
+void	engine_set_locked(struct engine *);
+void	engine_guard(struct engine *, int);
 
 /* For an operation's work. */
 enum engine_step engine_failed(struct engine *, int, const char *,
@@ -133,7 +129,7 @@ enum engine_step engine_finish(struct engine *, enum event_type,
 	    unsigned long long, const char *, int, struct response *);
 enum engine_step engine_committed(struct engine *);
 enum engine_step engine_answer_committed(struct engine *, struct response *);
-void	engine_answer_expired(struct engine *, const char *,
+enum engine_step engine_answer_expired(struct engine *, const char *,
 	    struct response *);
 
 #endif

@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "db_batch.h"
 #include "events.h"
+#include "text.h"
 
 const char *const event_outcome_names[EVENT_OUTCOMES] = {
 	"delivered", "retry", "dead", "gone"
@@ -43,17 +44,12 @@ event_type_name(enum event_type t)
 int
 events_webhook_id(char *out, size_t size)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char	  r[16];
-	size_t		  i;
 
 	if (size < 4 + 2 * sizeof(r) + 1 || RAND_bytes(r, sizeof(r)) != 1)
 		return -1;
 	memcpy(out, "msg_", 4);
-	for (i = 0; i < sizeof(r); i++) {
-		out[4 + 2 * i] = hex[r[i] >> 4];
-		out[5 + 2 * i] = hex[r[i] & 0x0f];
-	}
+	text_hex(out + 4, r, sizeof(r));
 	out[4 + 2 * sizeof(r)] = '\0';
 	return 0;
 }

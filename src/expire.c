@@ -19,10 +19,8 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 
 #include "conf.h"
@@ -81,7 +79,6 @@ static int
 batches(struct db *db, enum db_sql sql, long long *params, int np,
     long batch, long pause_ms, long long *total, long *nbatches)
 {
-	struct timespec	 pause;
 	long long	 rows, t0;
 	int		 rc, tries = 0;
 
@@ -100,10 +97,7 @@ batches(struct db *db, enum db_sql sql, long long *params, int np,
 				 * statement only matches rows still due. */
 				log_info("expire: batch retried (%s: %s)",
 				    db_class_name(rc), db->last_error);
-				pause.tv_sec = 0;
-				pause.tv_nsec = (random() % 200 + 10) *
-				    1000000L;
-				nanosleep(&pause, NULL);
+				mono_sleep_ms(random() % 200 + 10);
 				rows = batch;
 				continue;
 			}
@@ -118,10 +112,7 @@ batches(struct db *db, enum db_sql sql, long long *params, int np,
 			(*nbatches)++;
 		if (rows >= batch && pause_ms > 0) {
 			/* Another batch follows: let live traffic have the server. */
-			pause.tv_sec = pause_ms / 1000;
-			pause.tv_nsec = (pause_ms % 1000) * 1000000L;
-			while (nanosleep(&pause, &pause) == -1 && errno == EINTR)
-				;
+			mono_sleep_ms(pause_ms);
 		}
 	} while (rows >= batch);
 	return DB_OK;

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fault.h"
 #include "log.h"
+#include "mono.h"
 
 static const char *fault_points[FP_COUNT] = {
 	"before_ledger_insert", "after_ledger_insert", "after_order_insert",
@@ -139,7 +139,6 @@ fault_parse(struct fault_plan *plan, const char *hdr, char *err, size_t errsz)
 enum fault_action
 fault_hit(const struct fault_plan *plan, enum fault_point pt, int attempt)
 {
-	struct timespec	 ts;
 	enum fault_action a;
 
 	if (plan == NULL)
@@ -152,10 +151,7 @@ fault_hit(const struct fault_plan *plan, enum fault_point pt, int attempt)
 		log_warnx("fault injection: crash at %s", fault_points[pt]);
 		_exit(70);
 	case FAULT_SLEEP:
-		ts.tv_sec = plan->sleep_ms[pt] / 1000;
-		ts.tv_nsec = (long)(plan->sleep_ms[pt] % 1000) * 1000000L;
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
+		mono_sleep_ms(plan->sleep_ms[pt]);
 		return FAULT_NONE;
 	case FAULT_PAUSE:
 		return FAULT_PAUSE;	/* db_batch_run() pauses */

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include "fingerprint.h"
+#include "text.h"
 
 /* Fixed domain tag; a new canonical form or layout gets a new tag. */
 #define FP_TAG		"idemorders-fp-v1"
@@ -42,10 +43,9 @@ int
 fingerprint(const char *op, const char *principal, const char *body,
     size_t bodylen, char out[FINGERPRINT_HEX_LEN + 1])
 {
-	static const char	 hex[] = "0123456789abcdef";
 	EVP_MD_CTX		*ctx = NULL;
 	unsigned char		 md[EVP_MAX_MD_SIZE];
-	unsigned int		 mdlen, i;
+	unsigned int		 mdlen;
 	int			 rv = -1;
 
 	out[0] = '\0';
@@ -68,10 +68,7 @@ fingerprint(const char *op, const char *principal, const char *body,
 		goto out;
 	if (mdlen != SHA256_LEN)
 		goto out;
-	for (i = 0; i < mdlen; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
+	text_hex(out, md, mdlen);
 	out[2 * mdlen] = '\0';
 	rv = 0;
 

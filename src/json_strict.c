@@ -88,8 +88,7 @@ json_strict_show_name(char *dst, size_t dstsz, const char *src)
 	for (i = 0; src[i] != '\0'; i++) {
 		c = (unsigned char)src[i];
 		if (i >= max) {
-			while (i > 0 && ((unsigned char)src[i] & 0xc0) == 0x80)
-				i--;
+			i = utf8_cut(src, strlen(src), max);
 			memcpy(dst + i, "...", 4);
 			return;
 		}

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <time.h>
 
 #include "mono.h"
@@ -33,4 +34,18 @@ mono_since_ms(const struct timespec *start)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (double)(now.tv_sec - start->tv_sec) * 1e3 +
 	    (double)(now.tv_nsec - start->tv_nsec) / 1e6;
+}
+
+/* Sleep ms milliseconds, resuming after signals. */
+void
+mono_sleep_ms(long ms)
+{
+	struct timespec	 ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
 }

@@ -6,6 +6,7 @@
 #include "conf.h"
 #include "db.h"
 #include "db_batch.h"
+#include "engine.h"
 #include "events.h"
 #include "fault.h"
 #include "fingerprint.h"
@@ -394,7 +395,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 {
 	char			 key[IDEM_KEY_MAX + 1];
 	struct order_input	*in;
-	struct create_request	 cr;
+	struct engine_request	 er;
 	struct problem		 p;
 	char			 fp[FINGERPRINT_HEX_LEN + 1];
 	enum handler_result	 result = HANDLER_ANSWER;
@@ -431,17 +432,18 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 		    "failed");
 		goto out;
 	}
-	memset(&cr, 0, sizeof(cr));
-	cr.principal = req->principal;
-	cr.key = key;
-	cr.in = in;
-	cr.fingerprint = fp;
+	memset(&er, 0, sizeof(er));
+	er.principal = req->principal;
+	er.key = key;
+	er.input = in;
+	er.fingerprint = fp;
 #ifdef ENABLE_FAULT_INJECTION
 	if (request_fault(req, &plan, resp) == -1)
 		goto out;
-	cr.fault = &plan;
+	er.fault = &plan;
 #endif
-	if (order_create(db, conf, &cr, resp, &req->attempts) == CREATE_DROP)
+	if (engine_run(db, conf, &order_create_op, &er, resp,
+	    &req->attempts) == ENGINE_SILENT)
 		result = HANDLER_DROP;
 out:
 	order_input_clear(in);
@@ -463,7 +465,8 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 {
 	char			 key[IDEM_KEY_MAX + 1];
 	struct cancel_input	 in;
-	struct cancel_request	 cr;
+	struct cancel_args	 args;
+	struct engine_request	 er;
 	struct problem		 p;
 	char			 fp[FINGERPRINT_HEX_LEN + 1];
 	unsigned long long	 id;
@@ -500,18 +503,20 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 		    "failed");
 		goto out;
 	}
-	memset(&cr, 0, sizeof(cr));
-	cr.principal = req->principal;
-	cr.key = key;
-	cr.order = id;
-	cr.in = &in;
-	cr.fingerprint = fp;
+	args.order = id;
+	args.in = &in;
+	memset(&er, 0, sizeof(er));
+	er.principal = req->principal;
+	er.key = key;
+	er.input = &args;
+	er.fingerprint = fp;
 #ifdef ENABLE_FAULT_INJECTION
 	if (request_fault(req, &plan, resp) == -1)
 		goto out;
-	cr.fault = &plan;
+	er.fault = &plan;
 #endif
-	if (order_cancel(db, conf, &cr, resp, &req->attempts) == CREATE_DROP)
+	if (engine_run(db, conf, &order_cancel_op, &er, resp,
+	    &req->attempts) == ENGINE_SILENT)
 		result = HANDLER_DROP;
 out:
 	cancel_input_clear(&in);

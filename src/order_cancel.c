@@ -51,9 +51,8 @@
 #include "rules.h"
 #include "store.h"
 
-/* What a cancel keeps beside the engine. */
+/* What a cancel keeps beside the engine (its engine_state()). */
 struct cancel_state {
-	const struct cancel_request	*req;
 	int				 found;
 	long long			 created;	/* epoch seconds */
 	struct order_view		 view;
@@ -65,8 +64,6 @@ struct cancel_state {
 	long long			 key_age;	/* seconds, or -1 */
 };
 
-#define CANCEL(e)	((struct cancel_state *)(e)->state)
-
 /*
  * The claim's round trip locks the order row and reads its items and
  * the order the key already cancelled.
@@ -74,23 +71,25 @@ struct cancel_state {
 static int
 cancel_claim_batch(struct engine *e, struct db_batch *b)
 {
-	struct cancel_state	*s = CANCEL(e);
+	const struct cancel_args *args = engine_input(e);
 
-	return store_batch_cancel_read(b, s->req->order, s->req->principal,
-	    s->req->key);
+	return store_batch_cancel_read(b, args->order, engine_principal(e),
+	    engine_key(e));
 }
 
+/* Read the order row, its items and the key's cancelled order. */
 static void
 cancel_claimed(struct engine *e, struct db_batch *b, int first)
 {
-	struct cancel_state	*s = CANCEL(e);
+	struct cancel_state	*s = engine_state(e);
+	const struct cancel_args *args = engine_input(e);
 
 	s->found = store_read_cancel(b->res[first], b->res[first + 1],
-	    s->req->order, &s->view, s->note, sizeof(s->note), &s->created,
+	    args->order, &s->view, s->note, sizeof(s->note), &s->created,
 	    s->missing);
 	s->key_used = store_read_cancel_key(b->res[first + 2], &s->key_order,
 	    &s->key_age);
-	e->locked = 1;
+	engine_set_locked(e);
 }
 
 /*
@@ -103,20 +102,18 @@ cancel_claimed(struct engine *e, struct db_batch *b, int first)
 static enum engine_step
 answer_key_used(struct engine *e, struct response *resp)
 {
-	struct cancel_state	*s = CANCEL(e);
+	struct cancel_state	*s = engine_state(e);
 	char			 order_id[ORDER_ID_MAX];
 
-	db_rollback(e->db);
+	db_rollback(engine_db(e));
 	order_id_format(order_id, sizeof(order_id), s->key_order);
-	if (s->key_age < e->conf->key_retention_ms / 1000)
+	if (s->key_age < engine_conf(e)->key_retention_ms / 1000)
 		log_errorx("cancel key %s of principal %s: order %s (cancelled "
 		    "%lld s ago, within key_retention) has no ledger row: "
 		    "answered 410; a cancel was committed without its ledger "
-		    "row", s->req->key, s->req->principal, order_id,
+		    "row", engine_key(e), engine_principal(e), order_id,
 		    s->key_age);
-	engine_answer_expired(e, order_id, resp);
-	e->settled = 1;
-	return ENGINE_DONE;
+	return engine_answer_expired(e, order_id, resp);
 }
 
 /*
@@ -127,12 +124,12 @@ answer_key_used(struct engine *e, struct response *resp)
 static enum engine_step
 refuse_missing_stock(struct engine *e, struct response *resp)
 {
-	struct cancel_state	*s = CANCEL(e);
+	struct cancel_state	*s = engine_state(e);
 
-	db_rollback(e->db);
+	db_rollback(engine_db(e));
 	log_errorx("key %s of principal %s: order %s: SKU %s has no stock "
 	    "row: the cancel is refused (see idemorders audit, "
-	    "item_without_stock)", s->req->key, s->req->principal,
+	    "item_without_stock)", engine_key(e), engine_principal(e),
 	    s->view.id, s->missing);
 	response_error(resp, 500, PROBLEM_STOCK_ROW_MISSING, "SKU \"%s\" of "
 	    "order %s has no stock row, so its quantity cannot be put back; "
@@ -171,16 +168,17 @@ answer_cancelled(struct cancel_state *s, time_t cancelled,
 static enum engine_step
 cancel_work(struct engine *e, struct response *resp)
 {
-	struct cancel_state	*s = CANCEL(e);
-	struct db_batch		*b = &e->batch;
+	struct cancel_state	*s = engine_state(e);
+	const struct cancel_args *args = engine_input(e);
+	struct db_batch		*b = engine_batch(e);
 	enum engine_step	 a;
 	time_t			 now = time(NULL);
 
 	if (s->key_used)
 		return answer_key_used(e, resp);
 	if (rules_cancel_judge(s->found, s->view.status,
-	    (long long)now - s->created, e->conf->cancel_window_ms,
-	    &e->reject) == -1)
+	    (long long)now - s->created, engine_conf(e)->cancel_window_ms,
+	    engine_rejection(e)) == -1)
 		return ENGINE_REJECT;
 	if (s->missing[0] != '\0')
 		return refuse_missing_stock(e, resp);
@@ -190,16 +188,17 @@ cancel_work(struct engine *e, struct response *resp)
 	if (answer_cancelled(s, now, resp) == -1)
 		return engine_too_big(e, resp);
 	db_batch_reset(b);
-	if (store_batch_cancel(b, e->id, s->req->order, s->view.items,
-	    s->view.nitems, now, s->req->key, s->req->in->reason,
-	    s->req->in->reason_len) == -1)
+	if (store_batch_cancel(b, engine_claim_id(e), args->order,
+	    s->view.items, s->view.nitems, now, engine_key(e),
+	    args->in->reason, args->in->reason_len) == -1)
 		return engine_too_big(e, resp);
-	return engine_finish(e, EVENT_ORDER_CANCELLED, s->req->order,
+	return engine_finish(e, EVENT_ORDER_CANCELLED, args->order,
 	    s->view.id, -1, resp);
 }
 
-static const struct engine_op cancel_op = {
+const struct engine_op order_cancel_op = {
 	.name = LEDGER_OPERATION_CANCEL_ORDER,
+	.state_size = sizeof(struct cancel_state),
 	.noun = "cancel",
 	.effect = "the order may have been cancelled",
 	.final_status = 409,
@@ -210,33 +209,3 @@ static const struct engine_op cancel_op = {
 	.work = cancel_work,
 	.work_what = "cancel batch",
 };
-
-/*
- * Cancel the order of req exactly once, filling resp with the answer.
- * *attempts receives the number of attempts made.
- */
-enum create_result
-order_cancel(struct db *db, const struct conf *conf,
-    const struct cancel_request *req, struct response *resp, int *attempts)
-{
-	struct cancel_state	*s;
-	struct engine_request	 er;
-	enum engine_result	 res;
-
-	s = calloc(1, sizeof(*s));
-	if (s == NULL) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
-		    "memory");
-		resp->outcome = OUTCOME_INTERNAL_ERROR;
-		*attempts = 0;
-		return CREATE_ANSWER;
-	}
-	s->req = req;
-	er.principal = req->principal;
-	er.key = req->key;
-	er.fingerprint = req->fingerprint;
-	er.fault = req->fault;
-	res = engine_run(db, conf, &cancel_op, &er, s, resp, attempts);
-	free(s);
-	return res == ENGINE_SILENT ? CREATE_DROP : CREATE_ANSWER;
-}

@@ -1,25 +1,21 @@
 /*
  * POST /orders/{orderId}/cancel: one key, one cancel, an operation of the
- * engine (engine.h); its steps live in order_cancel.c.
+ * engine (engine.h); its steps live in order_cancel.c.  Its input
+ * (engine_request.input) is a struct cancel_args.
  */
 #ifndef IDEMORDERS_ORDER_CANCEL_H
 #define IDEMORDERS_ORDER_CANCEL_H
 
-#include "order_create.h"
-
 struct cancel_input;
+struct engine_op;
 
-struct cancel_request {
-	const char		*principal;
-	const char		*key;
+/* What a cancel is given. */
+struct cancel_args {
 	unsigned long long	 order;		/* the order's row id; 0:
 						   the id did not parse */
-	const struct cancel_input *in;
-	const char		*fingerprint;
-	const struct fault_plan	*fault;		/* NULL: no faults */
+	const struct cancel_input *in;		/* the parsed body */
 };
 
-enum create_result order_cancel(struct db *, const struct conf *,
-	    const struct cancel_request *, struct response *, int *);
+extern const struct engine_op order_cancel_op;
 
 #endif

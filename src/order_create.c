@@ -40,14 +40,11 @@
 #include "rules.h"
 #include "store.h"
 
-/* What a create keeps beside the engine. */
+/* What a create keeps beside the engine (its engine_state()). */
 struct create_state {
-	const struct create_request	*req;
 	struct stock_row		 rows[ORDER_ITEMS_MAX];
 	time_t				 created;
 };
-
-#define CREATE(e)	((struct create_state *)(e)->state)
 
 /*
  * The key already made an order (a duplicate on orders_principal_key):
@@ -61,6 +58,7 @@ struct create_state {
 static enum engine_step
 answer_purged(struct engine *e, struct response *resp)
 {
+	struct db		*db = engine_db(e);
 	unsigned long long	 id;
 	long long		 age = 0;
 	char			 order_id[ORDER_ID_MAX];
@@ -70,31 +68,29 @@ answer_purged(struct engine *e, struct response *resp)
 	a = engine_answer_committed(e, resp);
 	if (a != ENGINE_NEXT)
 		return a;
-	rc = db_ensure(e->db);
+	rc = db_ensure(db);
 	if (rc == DB_OK)
-		rc = store_order_by_key(e->db, e->req->principal, e->req->key,
+		rc = store_order_by_key(db, engine_principal(e), engine_key(e),
 		    &id, &age);
 	if (rc < 0)
 		return engine_failed(e, rc, "order lookup", resp);
-	db_rollback(e->db);
+	db_rollback(db);
 	order_id[0] = '\0';
 	if (rc == 1)
 		order_id_format(order_id, sizeof(order_id), id);
-	if (rc == 1 && age < e->conf->key_retention_ms / 1000)
+	if (rc == 1 && age < engine_conf(e)->key_retention_ms / 1000)
 		log_errorx("key %s of principal %s: order %s (%lld s old, "
 		    "within key_retention) has no ledger row: answered 410; "
 		    "an order was committed without its ledger row",
-		    e->req->key, e->req->principal, order_id, age);
-	engine_answer_expired(e, order_id, resp);
-	e->settled = 1;
-	return ENGINE_DONE;
+		    engine_key(e), engine_principal(e), order_id, age);
+	return engine_answer_expired(e, order_id, resp);
 }
 
 /* A duplicate key on the order insert: the order's own unique key? */
 static enum engine_step
 create_duplicate(struct engine *e, struct response *resp)
 {
-	if (!db_dup_key_is(e->db, STORE_ORDER_KEY_CONSTRAINT))
+	if (!db_dup_key_is(engine_db(e), STORE_ORDER_KEY_CONSTRAINT))
 		return ENGINE_NEXT;
 	return answer_purged(e, resp);
 }
@@ -103,15 +99,16 @@ create_duplicate(struct engine *e, struct response *resp)
 static int
 create_claim_batch(struct engine *e, struct db_batch *b)
 {
-	return store_batch_stock(b, CREATE(e)->req->in, 0);
+	return store_batch_stock(b, engine_input(e), 0);
 }
 
+/* Read the stock rows the claim's round trip returned. */
 static void
 create_claimed(struct engine *e, struct db_batch *b, int first)
 {
-	struct create_state	*s = CREATE(e);
+	struct create_state	*s = engine_state(e);
 
-	store_read_stock(b->res[first], s->req->in, s->rows);
+	store_read_stock(b->res[first], engine_input(e), s->rows);
 }
 
 /*
@@ -123,20 +120,21 @@ create_claimed(struct engine *e, struct db_batch *b, int first)
 static enum engine_step
 step_lock(struct engine *e, int undo, struct response *resp)
 {
-	struct create_state	*s = CREATE(e);
-	struct db_batch		*b = &e->batch;
+	struct create_state	*s = engine_state(e);
+	const struct order_input *in = engine_input(e);
+	struct db_batch		*b = engine_batch(e);
 	int			 rc;
 
 	db_batch_reset(b);
 	if ((undo && db_batch_to_savepoint(b) == -1) ||
-	    store_batch_stock(b, s->req->in, 1) == -1)
+	    store_batch_stock(b, in, 1) == -1)
 		return engine_too_big(e, resp);
-	rc = db_batch_run(e->db, b);
+	rc = db_batch_run(engine_db(e), b);
 	if (rc != DB_OK)
 		return engine_failed(e, rc, "stock lock", resp);
-	store_read_stock(b->res[b->n - 1], s->req->in, s->rows);
-	e->locked = 1;
-	if (rules_judge(s->req->in, s->rows, &e->reject) == -1)
+	store_read_stock(b->res[b->n - 1], in, s->rows);
+	engine_set_locked(e);
+	if (rules_judge(in, s->rows, engine_rejection(e)) == -1)
 		return ENGINE_REJECT;
 	return ENGINE_NEXT;
 }
@@ -146,7 +144,7 @@ static int
 answer_created(struct engine *e, unsigned long long id, time_t created,
     const struct stock_row *rows, struct response *resp)
 {
-	const struct order_input *in = CREATE(e)->req->in;
+	const struct order_input *in = engine_input(e);
 	struct order_view	*v;
 	struct tm		 tm;
 	size_t			 i;
@@ -176,7 +174,7 @@ answer_created(struct engine *e, unsigned long long id, time_t created,
 	response_reset(resp);
 	resp->status = 201;
 	if (response_header(resp, "Content-Type", "application/json") != 0 ||
-	    response_header(resp, "Location", "%s/%s", e->conf->mount,
+	    response_header(resp, "Location", "%s/%s", engine_conf(e)->mount,
 	    v->id) != 0 || order_view_render(v, &resp->body) != 0)
 		goto out;
 	resp->outcome = OUTCOME_CREATED;
@@ -199,32 +197,33 @@ out:
 static enum engine_step
 step_finish(struct engine *e, struct response *resp)
 {
-	struct create_state	*s = CREATE(e);
-	const struct create_request *req = s->req;
-	struct db_batch		*b = &e->batch;
+	struct create_state	*s = engine_state(e);
+	const struct order_input *in = engine_input(e);
+	struct db_batch		*b = engine_batch(e);
+	unsigned long long	 id = engine_claim_id(e);
 	enum engine_step	 a;
 	char			 order_id[ORDER_ID_MAX];
 	int			 order_stmt;
 
 	s->created = time(NULL);
-	if (answer_created(e, e->id, s->created, s->rows, resp) == -1)
+	if (answer_created(e, id, s->created, s->rows, resp) == -1)
 		return engine_too_big(e, resp);
-	order_id_format(order_id, sizeof(order_id), e->id);
+	order_id_format(order_id, sizeof(order_id), id);
 	db_batch_reset(b);
-	e->take = b->n;
-	if (store_batch_take(b, e->id, req->in, s->rows) == -1)
+	engine_guard(e, b->n);
+	if (store_batch_take(b, id, in, s->rows) == -1)
 		return engine_too_big(e, resp);
 	order_stmt = b->n;
-	if (store_batch_order(b, e->id, req->principal, req->key, req->in,
+	if (store_batch_order(b, id, engine_principal(e), engine_key(e), in,
 	    s->created) == -1)
 		return engine_too_big(e, resp);
 	a = engine_split_at(e, FP_AFTER_ORDER_INSERT, "after_order_insert",
 	    &order_stmt, resp);
 	if (a != ENGINE_NEXT)
 		return a;
-	if (store_batch_lines(b, e->id, req->in, s->rows) == -1)
+	if (store_batch_lines(b, id, in, s->rows) == -1)
 		return engine_too_big(e, resp);
-	return engine_finish(e, EVENT_ORDER_CREATED, e->id, order_id,
+	return engine_finish(e, EVENT_ORDER_CREATED, id, order_id,
 	    order_stmt, resp);
 }
 
@@ -232,10 +231,10 @@ step_finish(struct engine *e, struct response *resp)
 static enum engine_step
 create_work(struct engine *e, struct response *resp)
 {
-	struct create_state	*s = CREATE(e);
+	struct create_state	*s = engine_state(e);
 	enum engine_step	 a = ENGINE_NEXT;
 
-	if (rules_judge(s->req->in, s->rows, &e->reject) == -1)
+	if (rules_judge(engine_input(e), s->rows, engine_rejection(e)) == -1)
 		a = step_lock(e, 0, resp);	/* judged again, locked */
 	if (a == ENGINE_NEXT)
 		a = engine_fault_at(e, FP_AFTER_JUDGE, "after_judge", resp);
@@ -243,7 +242,7 @@ create_work(struct engine *e, struct response *resp)
 		a = step_finish(e, resp);	/* or a fault's rejection */
 	if (a == ENGINE_STALE) {
 		log_debug("key %s attempt %d: the stock changed after it was "
-		    "judged: locking it", e->scope.key, e->attempt);
+		    "judged: locking it", engine_key(e), engine_attempt(e));
 		metrics_stock_changed();
 		a = step_lock(e, 1, resp);
 		if (a == ENGINE_NEXT)
@@ -256,11 +255,13 @@ create_work(struct engine *e, struct response *resp)
 static enum engine_step
 create_refuse(struct engine *e, struct response *resp)
 {
-	if (e->reject.code != PROBLEM_OUT_OF_STOCK ||
-	    e->conf->out_of_stock != OUT_OF_STOCK_RETRYABLE)
+	const struct problem	*p = engine_rejection(e);
+
+	if (p->code != PROBLEM_OUT_OF_STOCK ||
+	    engine_conf(e)->out_of_stock != OUT_OF_STOCK_RETRYABLE)
 		return ENGINE_NEXT;
-	db_rollback(e->db);
-	response_problem(resp, &e->reject);
+	db_rollback(engine_db(e));
+	response_problem(resp, p);
 	response_header(resp, "Retry-After", "60");
 	resp->outcome = OUTCOME_OUT_OF_STOCK;
 	return ENGINE_DONE;
@@ -270,14 +271,15 @@ create_refuse(struct engine *e, struct response *resp)
 static enum engine_step
 create_undo(struct engine *e, struct response *resp)
 {
-	struct create_state	*s = CREATE(e);
+	struct create_state	*s = engine_state(e);
+	struct db		*db = engine_db(e);
 	unsigned long long	 id;
 	long long		 age;
 	int			 rc;
 
-	if (e->locked) {
+	if (engine_locked(e)) {
 		/* Certified: a concurrent stock change elsewhere conflicts. */
-		rc = store_touch_stock(e->db, s->req->in, s->rows);
+		rc = store_touch_stock(db, engine_input(e), s->rows);
 		if (rc != DB_OK)
 			return engine_failed(e, rc, "stock version", resp);
 	}
@@ -285,7 +287,7 @@ create_undo(struct engine *e, struct response *resp)
 	 * Rare path, so a plain read is affordable: a key whose ledger row
 	 * was purged but which made an order must not record a rejection.
 	 */
-	rc = store_order_by_key(e->db, e->req->principal, e->req->key, &id,
+	rc = store_order_by_key(db, engine_principal(e), engine_key(e), &id,
 	    &age);
 	if (rc < 0)
 		return engine_failed(e, rc, "order lookup", resp);
@@ -294,8 +296,9 @@ create_undo(struct engine *e, struct response *resp)
 	return ENGINE_NEXT;
 }
 
-static const struct engine_op create_op = {
+const struct engine_op order_create_op = {
 	.name = LEDGER_OPERATION_CREATE_ORDER,
+	.state_size = sizeof(struct create_state),
 	.noun = "order",
 	.effect = "the order may have been stored",
 	.final_status = 409,
@@ -309,33 +312,3 @@ static const struct engine_op create_op = {
 	.undo = create_undo,
 	.duplicate = create_duplicate,
 };
-
-/*
- * Create the order of req exactly once, filling resp with the answer.
- * *attempts receives the number of attempts made.
- */
-enum create_result
-order_create(struct db *db, const struct conf *conf,
-    const struct create_request *req, struct response *resp, int *attempts)
-{
-	struct create_state	*s;
-	struct engine_request	 er;
-	enum engine_result	 res;
-
-	s = calloc(1, sizeof(*s));
-	if (s == NULL) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
-		    "memory");
-		resp->outcome = OUTCOME_INTERNAL_ERROR;
-		*attempts = 0;
-		return CREATE_ANSWER;
-	}
-	s->req = req;
-	er.principal = req->principal;
-	er.key = req->key;
-	er.fingerprint = req->fingerprint;
-	er.fault = req->fault;
-	res = engine_run(db, conf, &create_op, &er, s, resp, attempts);
-	free(s);
-	return res == ENGINE_SILENT ? CREATE_DROP : CREATE_ANSWER;
-}

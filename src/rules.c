@@ -7,7 +7,7 @@
 #include "order_input.h"
 #include "problem.h"
 #include "rules.h"
-#include "store.h"
+#include "stock.h"
 
 /*
  * Judge every final business rule on the stock rows locked for the

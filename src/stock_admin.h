@@ -12,20 +12,13 @@
 #include <stdio.h>
 
 #include "order_input.h"
+#include "stock.h"
 
 #define STOCK_PRICE_MAX		ORDER_AMOUNT_MAX
 #define STOCK_AVAILABLE_MAX	2147483647LL
 #define STOCK_IMPORT_ROWS_MAX	1000000
 
 struct conf;
-
-struct stock_row {
-	char		 sku[ORDER_SKU_MAX + 1];
-	char		 currency[4];
-	long long	 unit_price;
-	long long	 available;
-	long		 line;		/* in the import file; 0 for `set` */
-};
 
 int	stock_row_parse(struct stock_row *, const char *, const char *,
 	    const char *, const char *, char *, size_t);

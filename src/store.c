@@ -215,6 +215,7 @@ store_read_stock(MYSQL_RES *res, const struct order_input *in,
 			j++;
 		if (j < in->nitems && strcmp(in->items[j].sku, row[0]) == 0) {
 			rows[j].found = 1;
+			memcpy(rows[j].sku, row[0], len[0] + 1);
 			memcpy(rows[j].currency, row[1], 4);
 			rows[j].unit_price = strtoll(row[2], NULL, 10);
 			rows[j].available = strtoll(row[3], NULL, 10);

@@ -11,6 +11,7 @@
 
 #include "order_input.h"
 #include "order_view.h"
+#include "stock.h"
 
 struct db;
 struct db_batch;
@@ -20,13 +21,6 @@ struct db_batch;
 
 /* store_list_page: the callback failed or memory ran out. */
 #define STORE_EMIT_FAILED	(-100)
-
-struct stock_row {
-	int		 found;
-	char		 currency[4];
-	long long	 unit_price;
-	long long	 available;
-};
 
 int	store_batch_stock(struct db_batch *, const struct order_input *, int);
 void	store_read_stock(MYSQL_RES *, const struct order_input *,

@@ -41,3 +41,33 @@ text_trim_line(char *s)
 {
 	return trim(s, 1);
 }
+
+/* Write n bytes of src as 2n hex digits to dst (no NUL); upper: A-F. */
+static void
+hex(char *dst, const void *src, size_t n, int upper)
+{
+	static const char	 digits[] = "0123456789abcdef"
+				    "0123456789ABCDEF";
+	const unsigned char	*p = src;
+	const char		*d = digits + (upper ? 16 : 0);
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		dst[2 * i] = d[p[i] >> 4];
+		dst[2 * i + 1] = d[p[i] & 0x0f];
+	}
+}
+
+/* Write n bytes of src as 2n lower-case hex digits to dst (no NUL). */
+void
+text_hex(char *dst, const void *src, size_t n)
+{
+	hex(dst, src, n, 0);
+}
+
+/* Write n bytes of src as 2n upper-case hex digits to dst (no NUL). */
+void
+text_hex_upper(char *dst, const void *src, size_t n)
+{
+	hex(dst, src, n, 1);
+}

@@ -56,3 +56,20 @@ utf8_count(const char *s, size_t len)
 	}
 	return n;
 }
+
+/*
+ * The length of the longest prefix of s (len bytes of UTF-8) that has
+ * at most max bytes and ends on a character boundary.
+ */
+size_t
+utf8_cut(const char *s, size_t len, size_t max)
+{
+	size_t	 n;
+
+	if (len <= max)
+		return len;
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}

@@ -13,4 +13,7 @@ size_t	utf8_seq_len(const unsigned char *, size_t);
 /* Count the code points of len bytes of valid UTF-8. */
 size_t	utf8_count(const char *, size_t);
 
+/* Bytes of s (len bytes) to keep for at most max, not cutting a char. */
+size_t	utf8_cut(const char *, size_t, size_t);
+
 #endif

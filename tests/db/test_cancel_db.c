@@ -14,6 +14,7 @@
 
 #include "db_batch.h"
 #include "dbtest.h"
+#include "engine.h"
 #include "fault.h"
 #include "fingerprint.h"
 #include "ledger.h"
@@ -58,7 +59,7 @@ static unsigned long long
 make_order(const char *principal, const char *name)
 {
 	struct order_input	*in = calloc(1, sizeof(*in));
-	struct create_request	 cr;
+	struct engine_request	 er;
 	struct response		 r;
 	struct problem		 p;
 	char			 key[64], body[512];
@@ -74,13 +75,13 @@ make_order(const char *principal, const char *name)
 	CU_ASSERT_FATAL(order_input_parse(in, body, strlen(body), &p) == 0);
 	CU_ASSERT_FATAL(fingerprint(LEDGER_OPERATION_CREATE_ORDER, principal,
 	    in->canonical, in->canonical_len, fp) == 0);
-	memset(&cr, 0, sizeof(cr));
-	cr.principal = principal;
-	cr.key = key;
-	cr.in = in;
-	cr.fingerprint = fp;
+	memset(&er, 0, sizeof(er));
+	er.principal = principal;
+	er.key = key;
+	er.input = in;
+	er.fingerprint = fp;
 	response_init(&r);
-	order_create(&work, &dbtest_conf, &cr, &r, &attempts);
+	engine_run(&work, &dbtest_conf, &order_create_op, &er, &r, &attempts);
 	CU_ASSERT_EQUAL(r.status, 201);
 	if (r.status == 201)
 		id = (unsigned long long)dbtest_scalar(&admin, "SELECT id FROM "
@@ -99,7 +100,8 @@ cancel_on(struct db *db, const char *principal, const char *key,
     const struct fault_plan *plan, struct response *resp)
 {
 	struct cancel_input	 in;
-	struct cancel_request	 cr;
+	struct cancel_args	 args;
+	struct engine_request	 er;
 	struct problem		 p;
 	char			 fp[FINGERPRINT_HEX_LEN + 1];
 	char			 oid[ORDER_ID_MAX];
@@ -111,15 +113,17 @@ cancel_on(struct db *db, const char *principal, const char *key,
 	    &p) == 0);
 	CU_ASSERT_FATAL(fingerprint(LEDGER_OPERATION_CANCEL_ORDER, principal,
 	    in.canonical, in.canonical_len, fp) == 0);
-	memset(&cr, 0, sizeof(cr));
-	cr.principal = principal;
-	cr.key = key;
-	cr.order = id;
-	cr.in = &in;
-	cr.fingerprint = fp;
-	cr.fault = plan;
+	args.order = id;
+	args.in = &in;
+	memset(&er, 0, sizeof(er));
+	er.principal = principal;
+	er.key = key;
+	er.input = &args;
+	er.fingerprint = fp;
+	er.fault = plan;
 	response_reset(resp);
-	order_cancel(db, conf ? conf : &dbtest_conf, &cr, resp, &attempts);
+	engine_run(db, conf ? conf : &dbtest_conf, &order_cancel_op, &er, resp,
+	    &attempts);
 	cancel_input_clear(&in);
 	return attempts;
 }

@@ -11,6 +11,7 @@
 #include <CUnit/CUnit.h>
 
 #include "dbtest.h"
+#include "engine.h"
 #include "fault.h"
 #include "fingerprint.h"
 #include "ledger.h"
@@ -52,7 +53,7 @@ create(const char *principal, const char *key, const char *body,
     struct response *resp)
 {
 	struct order_input	*in = calloc(1, sizeof(*in));
-	struct create_request	 cr;
+	struct engine_request	 er;
 	struct problem		 p;
 	char			 fp[FINGERPRINT_HEX_LEN + 1];
 	int			 attempts = 0;
@@ -61,14 +62,15 @@ create(const char *principal, const char *key, const char *body,
 	CU_ASSERT_FATAL(order_input_parse(in, body, strlen(body), &p) == 0);
 	CU_ASSERT_FATAL(fingerprint(LEDGER_OPERATION_CREATE_ORDER, principal,
 	    in->canonical, in->canonical_len, fp) == 0);
-	memset(&cr, 0, sizeof(cr));
-	cr.principal = principal;
-	cr.key = key;
-	cr.in = in;
-	cr.fingerprint = fp;
-	cr.fault = plan;
+	memset(&er, 0, sizeof(er));
+	er.principal = principal;
+	er.key = key;
+	er.input = in;
+	er.fingerprint = fp;
+	er.fault = plan;
 	response_reset(resp);
-	order_create(&work, conf ? conf : &dbtest_conf, &cr, resp, &attempts);
+	engine_run(&work, conf ? conf : &dbtest_conf, &order_create_op, &er,
+	    resp, &attempts);
 	order_input_clear(in);
 	free(in);
 	return attempts;

@@ -18,6 +18,7 @@ static const struct unit_suite *const suites[] = {
 	&test_router_suite,
 	&test_order_list_suite,
 	&test_utf8_suite,
+	&test_text_suite,
 	&test_log_suite,
 	&test_db_suite,
 	&test_idem_key_suite,

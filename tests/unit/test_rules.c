@@ -11,7 +11,7 @@
 #include "order_input.h"
 #include "problem.h"
 #include "rules.h"
-#include "store.h"
+#include "stock.h"
 #include "unit.h"
 
 /*

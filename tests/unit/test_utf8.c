@@ -47,10 +47,29 @@ test_count(void)
 	CU_ASSERT_EQUAL(utf8_count("\xf0\x9f\x98\x80\xe2\x82\xac", 7), 2);
 }
 
+/* A cut keeps whole characters only, and everything that fits. */
+static void
+test_cut(void)
+{
+	const char	*s = "ab\xc3\xa9\xe2\x82\xac";	/* "abé€", 7 bytes */
+
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 100), 7);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 7), 7);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 6), 4);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 5), 4);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 4), 4);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 3), 2);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 2), 2);
+	CU_ASSERT_EQUAL(utf8_cut(s, 7, 0), 0);
+	CU_ASSERT_EQUAL(utf8_cut("\xf0\x9f\x98\x80", 4, 3), 0);
+	CU_ASSERT_EQUAL(utf8_cut("", 0, 0), 0);
+}
+
 /* The utf8 suite. */
 static const struct unit_test tests[] = {
 	{ "sequence length", test_seq_len },
 	{ "count", test_count },
+	{ "cut", test_cut },
 	{ NULL, NULL },
 };
 

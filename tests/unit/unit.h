@@ -34,6 +34,7 @@ extern const struct unit_suite test_problem_suite;
 extern const struct unit_suite test_router_suite;
 extern const struct unit_suite test_order_list_suite;
 extern const struct unit_suite test_utf8_suite;
+extern const struct unit_suite test_text_suite;
 extern const struct unit_suite test_log_suite;
 extern const struct unit_suite test_db_suite;
 extern const struct unit_suite test_idem_key_suite;
