@@ -12,7 +12,9 @@
 # db.c, whose session statements (set up at connect, limits per
 # deadline, a Galera node's state) are still its own: it stands a floor
 # below db_batch.c, which cannot lend it its table without a circle.
-# Needs no stack: it reads the tree.
+# And the include graph: the cancel does not stand on the create, the
+# business rules do not see the database client.  Needs no stack: it
+# reads the tree.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -66,6 +68,41 @@ found=$(sql_scan "$REPO" "${SQL_WRITERS[@]}")
 n=$(grep -c . <<<"$found")
 [[ -z $found ]] && ok "no SQL text in src/ outside ${SQL_WRITERS[*]}" ||
     fail "SQL text outside ${SQL_WRITERS[*]}" "$n literals: $(head -n 60 <<<"$found")"
+
+# The floors of the include graph: what a file reaches through the
+# quoted includes of src/, transitively ("includes FILE" prints them,
+# and the system headers they name as <name>).
+includes() {
+	python3 - "$REPO/src" "$1" <<'PY'
+import os, re, sys
+src, seen, todo = sys.argv[1], set(), [sys.argv[2]]
+while todo:
+    f = todo.pop()
+    try:
+        text = open(os.path.join(src, f)).read()
+    except OSError:
+        continue
+    for q, name in re.findall(r'^#\s*include\s+([<"])([^>"]+)', text, re.M):
+        key = name if q == '"' else "<%s>" % name
+        if key not in seen:
+            seen.add(key)
+            if q == '"':
+                todo.append(name)
+print("\n".join(sorted(seen)))
+PY
+}
+inc=$(includes order_cancel.c)
+[[ -n $inc ]] && ! grep -qx 'order_create.h' <<<"$inc" &&
+    ok "src/order_cancel.c does not reach order_create.h" ||
+    fail "the cancel stands beside the create" "src/order_cancel.c reaches: $(tr '\n' ' ' <<<"$inc")"
+# The reader itself: the API's handlers do reach it.
+grep -qx 'order_create.h' <<<"$(includes order_api.c)" &&
+    ok "the include reader sees order_api.c reach order_create.h" ||
+    fail "the include reader" "order_api.c does not reach order_create.h"
+inc=$(includes rules.c)
+[[ -n $inc ]] && ! grep -qx '<mysql.h>' <<<"$inc" &&
+    ok "src/rules.c (the business rules) does not reach <mysql.h>" ||
+    fail "rules.c's includes" "$(tr '\n' ' ' <<<"$inc")"
 
 # The scanner finds what it must (a statement split over literals and
 # lines) and nothing in prose (a log line naming a COMMIT).
