@@ -221,6 +221,8 @@ static const struct conf_key conf_keys[] = {
 	    NULL, 0 },
 	{ "webhook_secret_file", T_WEBHOOK_SECRET_FILE, F(webhook_secret), 0, 0,
 	    NULL, 0 },
+	{ "webhook_ca_file",	T_PATH,		F(webhook_ca_file), 0, 0,
+	    NULL, 0 },
 	{ "webhook_timeout",	T_DURATION,	F(webhook_timeout_ms), 100, 120000,
 	    "10s", 0 },
 	{ "event_max_age",	T_LDURATION,	F(event_max_age_ms), 1000, 365 * DAY_MS,
@@ -1068,6 +1070,18 @@ conf_check(const struct conf *c, const char *name, int listen_line,
 		snprintf(err, errsz, "%s: webhook_url and webhook_secret_file "
 		    "go together: events are signed with the endpoint's "
 		    "secret", name);
+		return -1;
+	}
+	if (c->webhook_ca_file != NULL && c->webhook_url == NULL) {
+		snprintf(err, errsz, "%s: webhook_ca_file is set without "
+		    "webhook_url: it names the CA of the endpoint's "
+		    "certificate", name);
+		return -1;
+	}
+	if (c->webhook_ca_file != NULL &&
+	    strncmp(c->webhook_url, "https://", 8) != 0) {
+		snprintf(err, errsz, "%s: webhook_ca_file is set but "
+		    "webhook_url is not https://", name);
 		return -1;
 	}
 	if (c->event_backoff_max_ms < c->event_backoff_ms) {

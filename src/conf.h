@@ -73,6 +73,7 @@ struct conf {
 	/* events and the relay */
 	char		*webhook_url;		/* NULL: no endpoint */
 	char		*webhook_secret;	/* webhook_secret_file: "whsec_..." */
+	char		*webhook_ca_file;	/* NULL: the system's CAs */
 	long		 webhook_timeout_ms;
 	long long	 event_max_age_ms;
 	long long	 event_retention_ms;

@@ -270,6 +270,8 @@ start(struct relay *r, struct delivery *d)
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (r->conf->webhook_ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, r->conf->webhook_ca_file);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, r->conf->webhook_timeout_ms);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 	    r->conf->webhook_timeout_ms);

@@ -4,7 +4,9 @@
 //
 //   node webhook-receiver.cjs PORT SECRET_FILE LOG [HOST]
 //
-// listens on HOST:PORT (HOST 127.0.0.1 unless given).
+// listens on HOST:PORT (HOST 127.0.0.1 unless given); over TLS when
+// RECEIVER_TLS_CERT and RECEIVER_TLS_KEY name a PEM certificate (its
+// chain) and key.
 //
 // POST /webhook     verify (signature, timestamp within 5 minutes): a
 //                   delivery that fails is answered 400; one that passes
@@ -25,6 +27,7 @@
 // GET /_health      200
 'use strict';
 const http = require('http');
+const https = require('https');
 const fs = require('fs');
 const { Webhook } = require('standardwebhooks');
 
@@ -43,7 +46,16 @@ function read(req) {
 	});
 }
 
-const server = http.createServer(async (req, res) => {
+const tls = process.env.RECEIVER_TLS_CERT ? {
+	cert: fs.readFileSync(process.env.RECEIVER_TLS_CERT),
+	key: fs.readFileSync(process.env.RECEIVER_TLS_KEY),
+} : null;
+
+function createServer(handler) {
+	return tls ? https.createServer(tls, handler) : http.createServer(handler);
+}
+
+const server = createServer(async (req, res) => {
 	const body = await read(req);
 	if (req.method === 'GET' && req.url === '/_health') {
 		res.writeHead(200).end('ok\n');
