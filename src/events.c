@@ -159,7 +159,9 @@ events_read_claimed(MYSQL_RES *res, struct event_row *rows, int max)
 }
 
 /*
- * Record how the delivery of r under token ended, and COMMIT: delivered;
+ * Record how the delivery of r under token ended (the caller COMMITs;
+ * the settlements of several deliveries may share one transaction,
+ * EVENT_SETTLE_STATEMENTS statements each): delivered;
  * or another try after delay_ms, or dead once the event is older than
  * max_age_ms; or, after a 410, its lease given back untouched.  status
  * is the HTTP status (0: none), error what went wrong (program-made
@@ -211,9 +213,7 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 		    delay_ms * 1000, max_age_ms * 1000) == -1)
 			return -1;
 	}
-	if (db_batch_more(b, SQL_EVENTS_SETTLE_WHERE, r->id, token) == -1)
-		return -1;
-	return db_batch_commit(b);
+	return db_batch_more(b, SQL_EVENTS_SETTLE_WHERE, r->id, token);
 }
 
 /* Write the SHA-256 of url (its key) into md, of EVP_MAX_MD_SIZE bytes. */

@@ -58,6 +58,7 @@ void		 event_row_clear(struct event_row *);
 int		 events_batch_claim(struct db_batch *, const char *, long,
 		    int);
 int		 events_read_claimed(MYSQL_RES *, struct event_row *, int);
+#define EVENT_SETTLE_STATEMENTS	2	/* of events_batch_settle() */
 int		 events_batch_settle(struct db_batch *,
 		    const struct event_row *, const char *, enum event_outcome,
 		    int, const char *, long long, long long);

@@ -14,10 +14,12 @@
  *				claim's own
  *	start()			sign and POST one event (no redirects, TLS
  *				verified, a timeout over the whole exchange)
- *	finish()		2xx: delivered; 410: the endpoint disabled;
+ *	ended(), settle()	2xx: delivered; 410: the endpoint disabled;
  *				anything else: again after Retry-After or an
  *				exponential backoff with jitter, dead once
- *				older than event_max_age
+ *				older than event_max_age; the deliveries
+ *				that ended together recorded in one
+ *				transaction
  *
  * SIGTERM (or SIGINT) stops claiming and waits for the deliveries in
  * flight; SIGHUP reloads the configuration.  A relay killed outright
@@ -68,6 +70,12 @@ struct delivery {
 	long long		 retry_after_ms;	/* -1: none */
 	size_t			 answer_len;
 	char			 errbuf[CURL_ERROR_SIZE];
+	/* How it ended (ended()), until settle() records it. */
+	enum event_outcome	 outcome;
+	long			 status;	/* HTTP, 0: none */
+	long long		 delay_ms;	/* to the next try */
+	long long		 took_ms;
+	char			 err[300];
 };
 
 struct relay {
@@ -334,79 +342,108 @@ claim(struct relay *r)
 	return n < 0 ? -1 : n;
 }
 
-/* Record how slot d's delivery ended (res), log it, free the slot. */
+/* Take how slot d's delivery ended (res) from its transfer. */
 static void
-finish(struct relay *r, struct delivery *d, CURLcode res)
+ended(struct relay *r, struct delivery *d, CURLcode res)
 {
-	enum event_outcome	 o;
-	char			 err[300];
-	long			 status = 0;
-	long long		 delay = 0, took = mono_ms() - d->started_ms;
-
+	d->took_ms = mono_ms() - d->started_ms;
+	d->status = 0;
+	d->delay_ms = 0;
 	curl_multi_remove_handle(r->multi, d->easy);
 	if (res == CURLE_OK)
-		curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (res == CURLE_OK && status >= 200 && status <= 299) {
-		o = EVENT_DELIVERED;
-		err[0] = '\0';
-	} else if (res == CURLE_OK && status == 410) {
-		o = EVENT_GONE;
-		snprintf(err, sizeof(err), "HTTP 410 Gone");
+		curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, &d->status);
+	if (res == CURLE_OK && d->status >= 200 && d->status <= 299) {
+		d->outcome = EVENT_DELIVERED;
+		d->err[0] = '\0';
+	} else if (res == CURLE_OK && d->status == 410) {
+		d->outcome = EVENT_GONE;
+		snprintf(d->err, sizeof(d->err), "HTTP 410 Gone");
 	} else {
-		o = EVENT_RETRY;
+		d->outcome = EVENT_RETRY;
 		if (res == CURLE_OK)
-			snprintf(err, sizeof(err), "HTTP %ld", status);
+			snprintf(d->err, sizeof(d->err), "HTTP %ld", d->status);
 		else
-			snprintf(err, sizeof(err), "%s", d->errbuf[0] != '\0' ?
-			    d->errbuf : curl_easy_strerror(res));
-		delay = d->retry_after_ms >= 0 ? d->retry_after_ms :
+			snprintf(d->err, sizeof(d->err), "%s",
+			    d->errbuf[0] != '\0' ? d->errbuf :
+			    curl_easy_strerror(res));
+		d->delay_ms = d->retry_after_ms >= 0 ? d->retry_after_ms :
 		    relay_backoff_ms(r->conf, d->ev.attempts + 1);
 	}
-	db_batch_reset(&r->batch);
-	if (events_batch_settle(&r->batch, &d->ev, d->token, o, (int)status,
-	    err, delay, r->conf->event_max_age_ms) == -1 ||
-	    run_batch(r) != DB_OK)
-		log_warnx("relay: event %s: its outcome (%s) was not recorded; "
-		    "it goes again after its lease", d->ev.webhook_id,
-		    o == EVENT_DELIVERED ? "delivered" : err);
-	db_batch_reset(&r->batch);
-	switch (o) {
-	case EVENT_DELIVERED:
-		log_info("event %s %s o-%llu attempt %ld: delivered, HTTP %ld "
-		    "in %lld ms", d->ev.webhook_id, d->ev.type, d->ev.order_id,
-		    d->ev.attempts + 1, status, took);
-		break;
-	case EVENT_GONE:
-		log_warnx("event %s %s o-%llu: the endpoint answered 410 Gone: "
-		    "it is disabled, no event is sent to it until `idemorders "
-		    "events enable`", d->ev.webhook_id, d->ev.type,
-		    d->ev.order_id);
-		db_batch_reset(&r->batch);
-		if (events_batch_disable(&r->batch, r->conf->webhook_url,
-		    "410 Gone") == -1 || run_batch(r) != DB_OK)
-			log_warnx("relay: the endpoint's 410 was not "
-			    "recorded");
-		db_batch_reset(&r->batch);
-		r->disabled = 1;
-		break;
-	default:
-		log_info("event %s %s o-%llu attempt %ld: %s after %lld ms; "
-		    "again in %lld ms%s", d->ev.webhook_id, d->ev.type,
-		    d->ev.order_id, d->ev.attempts + 1, err, took, delay,
-		    d->retry_after_ms >= 0 ? " (Retry-After)" : "");
-		break;
-	}
-	d->busy = 0;
-	r->busy--;
 }
 
-/* Drive the transfers; settle those that ended. */
+/*
+ * Record how the n deliveries of done ended, in one transaction (one
+ * COMMIT, one flush of the redo log for them all); log each and free
+ * its slot.  Not recorded (the database lost), each goes again after
+ * its lease.
+ */
+static void
+settle(struct relay *r, struct delivery **done, int n)
+{
+	struct delivery	*d;
+	int		 i, ok = 1;
+
+	db_batch_reset(&r->batch);
+	for (i = 0; i < n && ok; i++) {
+		d = done[i];
+		ok = events_batch_settle(&r->batch, &d->ev, d->token,
+		    d->outcome, (int)d->status, d->err, d->delay_ms,
+		    r->conf->event_max_age_ms) == 0;
+	}
+	if (ok)
+		ok = db_batch_commit(&r->batch) == 0 && run_batch(r) == DB_OK;
+	db_batch_reset(&r->batch);
+	for (i = 0; i < n; i++) {
+		d = done[i];
+		if (!ok)
+			log_warnx("relay: event %s: its outcome (%s) was not "
+			    "recorded; it goes again after its lease",
+			    d->ev.webhook_id, d->outcome == EVENT_DELIVERED ?
+			    "delivered" : d->err);
+		switch (d->outcome) {
+		case EVENT_DELIVERED:
+			log_info("event %s %s o-%llu attempt %ld: delivered, "
+			    "HTTP %ld in %lld ms", d->ev.webhook_id, d->ev.type,
+			    d->ev.order_id, d->ev.attempts + 1, d->status,
+			    d->took_ms);
+			break;
+		case EVENT_GONE:
+			log_warnx("event %s %s o-%llu: the endpoint answered "
+			    "410 Gone: it is disabled, no event is sent to it "
+			    "until `idemorders events enable`",
+			    d->ev.webhook_id, d->ev.type, d->ev.order_id);
+			if (events_batch_disable(&r->batch,
+			    r->conf->webhook_url, "410 Gone") == -1 ||
+			    run_batch(r) != DB_OK)
+				log_warnx("relay: the endpoint's 410 was not "
+				    "recorded");
+			db_batch_reset(&r->batch);
+			r->disabled = 1;
+			break;
+		default:
+			log_info("event %s %s o-%llu attempt %ld: %s after "
+			    "%lld ms; again in %lld ms%s", d->ev.webhook_id,
+			    d->ev.type, d->ev.order_id, d->ev.attempts + 1,
+			    d->err, d->took_ms, d->delay_ms,
+			    d->retry_after_ms >= 0 ? " (Retry-After)" : "");
+			break;
+		}
+		d->busy = 0;
+		r->busy--;
+	}
+}
+
+/*
+ * Drive the transfers; settle those that ended, as many in one
+ * transaction as a batch holds.
+ */
 static void
 drive(struct relay *r)
 {
+	enum { SETTLE_MAX = (DB_BATCH_MAX - 1) / EVENT_SETTLE_STATEMENTS };
+	struct delivery	*done[SETTLE_MAX], *d;
 	CURLMsg		*m;
-	struct delivery	*d;
-	int		 running, left;
+	int		 running, left, n = 0;
 
 	curl_multi_perform(r->multi, &running);
 	while ((m = curl_multi_info_read(r->multi, &left)) != NULL) {
@@ -414,12 +451,19 @@ drive(struct relay *r)
 			continue;
 		d = NULL;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&d);
-		if (d != NULL)
-			finish(r, d, m->data.result);
+		if (d == NULL)
+			continue;
+		ended(r, d, m->data.result);
+		done[n++] = d;
+		if (n == SETTLE_MAX) {
+			settle(r, done, n);
+			n = 0;
+		}
 	}
+	if (n > 0)
+		settle(r, done, n);
 }
 
-/* Load the secret's key from the configuration. */
 static int
 load_key(struct relay *r, const struct conf *c)
 {

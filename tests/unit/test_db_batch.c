@@ -173,6 +173,8 @@ test_cancel_ledger_event_text(void)
 	r.id = 3;
 	CU_ASSERT_EQUAL(events_batch_settle(&b, &r, "t", EVENT_RETRY, 0, "e",
 	    2, 5), 0);
+	CU_ASSERT_EQUAL(b.n, EVENT_SETTLE_STATEMENTS);
+	CU_ASSERT_EQUAL(db_batch_commit(&b), 0);
 	CU_ASSERT_STRING_EQUAL(b.sql.p, "INSERT INTO event_deliveries (relay, "
 	    "outcome, n) SELECT CONVERT(SUBSTRING_INDEX(lease_owner, '/', 2) "
 	    "USING ascii), IF(created_at < UTC_TIMESTAMP(6) - INTERVAL 5000 "
