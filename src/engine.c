@@ -81,6 +81,7 @@ struct engine {
 
 static enum engine_step	answer_from_record(struct engine *, int,
 			    struct response *);
+static enum engine_step	engine_committed(struct engine *);
 
 /* The operation's state: op->state_size bytes, zeroed once for the run. */
 void *
@@ -671,7 +672,7 @@ step_claim_read(struct engine *c, struct response *resp)
  * of the statement whose duplicate key the operation judges
  * (op->duplicate), or -1.
  */
-enum engine_step
+static enum engine_step
 engine_run_part(struct engine *c, int dup_stmt, enum fault_point pt,
     const char *name, struct response *resp)
 {
@@ -838,7 +839,7 @@ step_commit(struct engine *c, struct response *resp)
  * The COMMIT succeeded: resp is settled; a fault planned after it may
  * drop the answer.
  */
-enum engine_step
+static enum engine_step
 engine_committed(struct engine *c)
 {
 	c->settled = 1;

@@ -121,13 +121,10 @@ enum engine_step engine_failed(struct engine *, int, const char *,
 enum engine_step engine_too_big(struct engine *, struct response *);
 enum engine_step engine_fault_at(struct engine *, enum fault_point,
 	    const char *, struct response *);
-enum engine_step engine_run_part(struct engine *, int, enum fault_point,
-	    const char *, struct response *);
 enum engine_step engine_split_at(struct engine *, enum fault_point,
 	    const char *, int *, struct response *);
 enum engine_step engine_finish(struct engine *, enum event_type,
 	    unsigned long long, const char *, int, struct response *);
-enum engine_step engine_committed(struct engine *);
 enum engine_step engine_answer_committed(struct engine *, struct response *);
 enum engine_step engine_answer_expired(struct engine *, const char *,
 	    struct response *);
