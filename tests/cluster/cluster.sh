@@ -497,7 +497,7 @@ cl_relay_pid() {
 # Start web node N's `idemorders relay` as the pool's user, in the web
 # host's network (restart it when the binary or its config changed).
 cl_relay_start() {
-	local n=$1 w pid sum conf ns
+	local n=$1 w pid sum conf ns log lines i
 	mapfile -t ns < <(cl_web_netns "$n")
 	w=$(cl_webdir "$n")
 	conf=$w/idemorders.conf
@@ -507,16 +507,24 @@ cl_relay_start() {
 		say "cluster: binary or config changed: restarting relay $n"
 		cl_relay_stop "$n"
 	fi
+	log=$CL_LOG/relay-$n.log
+	lines=$(cat "$log" 2>/dev/null | wc -l)
 	"${ns[@]}" setsid setpriv --reuid="$POOL_USER" --regid="$POOL_USER" \
 	    --init-groups "$CL_BIN" relay -c "$conf" </dev/null \
-	    >>"$CL_LOG/relay-$n.log" 2>&1 9>&- &
+	    >>"$log" 2>&1 9>&- &
 	pid=$!
 	# Not a job of this shell: a later SIGKILL is no job notice here.
 	disown "$pid" 2>/dev/null || true
 	echo "$pid" >"$(cl_relay_pidfile "$n")"
-	sleep 0.2
-	if ! proc_running "$pid"; then
-		show_log "$CL_LOG/relay-$n.log"
+	# Started: it says so in its log (at most 10 s), and still runs.
+	for ((i = 0; i < 100; i++)); do
+		tail -n +"$((lines + 1))" "$log" | grep -q 'relay: delivering events to' && break
+		proc_running "$pid" || break
+		sleep 0.1
+	done
+	if ! proc_running "$pid" ||
+	    ! tail -n +"$((lines + 1))" "$log" | grep -q 'relay: delivering events to'; then
+		show_log "$log"
 		die "cluster: idemorders relay of node $n did not start"
 	fi
 	printf '%s\n' "$sum" >"$w/relay.stamp"
