@@ -508,7 +508,8 @@ cl_relay_start() {
 		cl_relay_stop "$n"
 	fi
 	log=$CL_LOG/relay-$n.log
-	lines=$(cat "$log" 2>/dev/null | wc -l)
+	lines=0
+	[[ ! -f $log ]] || lines=$(wc -l <"$log")
 	"${ns[@]}" setsid setpriv --reuid="$POOL_USER" --regid="$POOL_USER" \
 	    --init-groups "$CL_BIN" relay -c "$conf" </dev/null \
 	    >>"$log" 2>&1 9>&- &
@@ -517,13 +518,16 @@ cl_relay_start() {
 	disown "$pid" 2>/dev/null || true
 	echo "$pid" >"$(cl_relay_pidfile "$n")"
 	# Started: it says so in its log (at most 10 s), and still runs.
+	cl_relay_started() {
+		awk -v n="$lines" 'NR > n && /relay: delivering events to/ { f = 1 }
+		    END { exit !f }' "$log"
+	}
 	for ((i = 0; i < 100; i++)); do
-		tail -n +"$((lines + 1))" "$log" | grep -q 'relay: delivering events to' && break
+		cl_relay_started && break
 		proc_running "$pid" || break
 		sleep 0.1
 	done
-	if ! proc_running "$pid" ||
-	    ! tail -n +"$((lines + 1))" "$log" | grep -q 'relay: delivering events to'; then
+	if ! proc_running "$pid" || ! cl_relay_started; then
 		show_log "$log"
 		die "cluster: idemorders relay of node $n did not start"
 	fi
