@@ -151,6 +151,8 @@ fault_hit(const struct fault_plan *plan, enum fault_point pt, int attempt)
 		log_warnx("fault injection: crash at %s", fault_points[pt]);
 		_exit(70);
 	case FAULT_SLEEP:
+		log_info("fault injection: sleep %d ms at %s", plan->sleep_ms[pt],
+		    fault_points[pt]);
 		mono_sleep_ms(plan->sleep_ms[pt]);
 		return FAULT_NONE;
 	case FAULT_PAUSE:
