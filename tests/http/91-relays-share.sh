@@ -20,13 +20,7 @@ body='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000,"note":"t
 RELAY2_LOG=$T_TMP/relay2.log
 RELAY2=
 
-stop_relay2() {
-	[[ -n $RELAY2 ]] || return 0
-	kill -TERM "$RELAY2" 2>/dev/null
-	wait "$RELAY2" 2>/dev/null
-	RELAY2=
-}
-trap 'stop_relay2; release_relay; receiver_stop; rm -rf "$T_TMP"' EXIT
+trap 'stop_pid RELAY2; release_relay; receiver_stop; rm -rf "$T_TMP"' EXIT
 
 webhooks_install
 relay=$(relay_pid) || { fail "relay" "the stack runs no relay"; finish; }
@@ -95,7 +89,7 @@ done
 [[ $bad == 0 ]] && ok "per order: order.created answered before order.cancelled was sent" ||
     fail "per-order order" "$(jq -c 'map({orderId, type, at, answeredAt})' "$T_TMP/ours.json" | head -c 800)"
 receiver_control '{}'
-stop_relay2
+stop_pid RELAY2
 grep -q "relay: stopped" "$RELAY2_LOG" && ok "the second relay stopped on SIGTERM" ||
     fail "second relay" "$(tail -n 3 "$RELAY2_LOG")"
 finish

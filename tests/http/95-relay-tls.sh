@@ -19,23 +19,11 @@ TLS_LOG=$T_TMP/tls-receiver.jsonl
 RELAY2_LOG=$T_TMP/relay2.log
 TLS_PID= RELAY2=
 
-stop_tls_receiver() {
-	[[ -n $TLS_PID ]] || return 0
-	kill -TERM "$TLS_PID" 2>/dev/null
-	wait "$TLS_PID" 2>/dev/null
-	TLS_PID=
-}
-stop_relay2() {
-	[[ -n $RELAY2 ]] || return 0
-	kill -TERM "$RELAY2" 2>/dev/null
-	wait "$RELAY2" 2>/dev/null
-	RELAY2=
-}
-trap 'stop_relay2; stop_tls_receiver; release_relay; rm -rf "$T_TMP"' EXIT
+trap 'stop_pid RELAY2; stop_pid TLS_PID; release_relay; rm -rf "$T_TMP"' EXIT
 
 # start_tls_receiver CERT: the receiver over TLS with CERT (and its key).
 start_tls_receiver() {
-	stop_tls_receiver
+	stop_pid TLS_PID
 	RECEIVER_TLS_CERT=$1 RECEIVER_TLS_KEY=${1%.pem}.key \
 	    NODE_PATH=$WEBHOOKS_NODE_DIR/node_modules node "$REPO/tests/lib/webhook-receiver.cjs" \
 	    "$TLS_PORT" "$WEBHOOK_SECRET_FILE" "$TLS_LOG" >>"$T_TMP/tls-receiver.out" 2>&1 &
@@ -47,7 +35,7 @@ start_tls_receiver() {
 
 # start_relay2 CONF: a relay delivering to the TLS receiver.
 start_relay2() {
-	stop_relay2
+	stop_pid RELAY2
 	: >"$RELAY2_LOG"
 	"$IDEMORDERS_BIN" relay -c "$1" </dev/null >"$RELAY2_LOG" 2>&1 &
 	RELAY2=$!
@@ -108,7 +96,7 @@ if wait_until 20 failed_with "SSL certificate problem"; then
 else
 	fail "unknown CA" "$(tail -n 5 "$RELAY2_LOG")"
 fi
-stop_relay2
+stop_pid RELAY2
 if received; then
 	fail "unknown CA" "the receiver got $w"
 else
@@ -127,7 +115,7 @@ if wait_until 20 failed_with "does not match\|no alternative certificate subject
 else
 	fail "another name" "$(tail -n 5 "$RELAY2_LOG")"
 fi
-stop_relay2
+stop_pid RELAY2
 if received; then
 	fail "another name" "the receiver got $w"
 else

@@ -94,6 +94,16 @@ relay_pid() {
 	    grep -q -- ' relay -c ' && echo "$pid"
 }
 
+# stop_pid NAME: SIGTERM the process whose pid the variable NAME holds
+# (a relay or a receiver a script started), wait for it, clear NAME.
+stop_pid() {
+	local -n stop_pid_of=$1
+	[[ -n $stop_pid_of ]] || return 0
+	kill -TERM "$stop_pid_of" 2>/dev/null
+	wait "$stop_pid_of" 2>/dev/null
+	stop_pid_of=
+}
+
 # hold_relay / release_relay: stop the relay's process for a moment (so
 # that a control can name an event before its first delivery).
 hold_relay() {
