@@ -286,10 +286,12 @@ ct() {
 }
 cts() { ct sh -c "$1"; }
 
-# Until systemd's own bus is up, systemctl cannot ask it anything.
-for ((i = 0; i < 300; i++)); do
+# Until PID 1 has made /run/systemd/system, systemctl answers "offline"
+# (sd_booted() is false); until its bus is up, "Failed to connect to
+# bus".  Either way it is too early to ask.
+for ((i = 0; i < 600; i++)); do
 	state=$(ct timeout 120 systemctl is-system-running --wait 2>&1)
-	[[ $state == *"Failed to connect to bus"* ]] || break
+	[[ $state == offline* || $state == *"Failed to connect to bus"* ]] || break
 	sleep 0.1
 done
 if [[ $state == running ]]; then
