@@ -185,22 +185,18 @@ engine_guard(struct engine *c, int stmt)
 static void
 answer_unconfirmed(struct engine *c, struct response *resp)
 {
-	response_error(resp, 503, PROBLEM_REQUEST_STATUS_UNCONFIRMED, "the "
-	    "outcome of this request could not be confirmed: %s; retry with "
-	    "the same key", c->op->effect);
-	response_header(resp, "Retry-After", "1");
-	resp->outcome = OUTCOME_UNCONFIRMED;
+	response_error(resp, PROBLEM_COMMIT_UNCONFIRMED, "the outcome of "
+	    "this request could not be confirmed: %s; retry with the same "
+	    "key", c->op->effect);
 }
 
 /* The answer once transient failures have used up the attempts. */
 static enum engine_step
 retry_transient(struct engine *c, struct response *resp)
 {
-	response_error(resp, 503, PROBLEM_RETRY_LIMIT_REACHED, "the database "
+	response_error(resp, PROBLEM_RETRY_LIMIT_REACHED, "the database "
 	    "stayed busy for %d attempts; retry with the same key",
 	    c->conf->max_attempts);
-	response_header(resp, "Retry-After", "1");
-	resp->outcome = OUTCOME_RETRY_LIMIT;
 	return ENGINE_RETRY;
 }
 
@@ -215,19 +211,15 @@ retry_unavailable(struct engine *c, struct response *resp)
 {
 	if (c->db->last_class == DB_UNAVAILABLE &&
 	    db_out_of_space(c->db->last_errno, c->db->last_error)) {
-		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
+		response_error(resp, PROBLEM_DATABASE_OUT_OF_SPACE, "the "
 		    "database cannot take requests now: it is out of space; "
 		    "nothing was stored; retry with the same key");
-		response_header(resp, "Retry-After", "30");
-	} else {
-		response_error(resp, 503, PROBLEM_DATABASE_UNAVAILABLE, "the "
+	} else
+		response_error(resp, PROBLEM_DATABASE_UNAVAILABLE, "the "
 		    "database cannot take requests now (%s); nothing was "
 		    "stored; retry with the same key",
 		    c->db->last_class == DB_UNAVAILABLE ?
 		    c->db->last_error : "not reachable");
-		response_header(resp, "Retry-After", "5");
-	}
-	resp->outcome = OUTCOME_UNAVAILABLE;
 	return ENGINE_RETRY;
 }
 
@@ -235,11 +227,9 @@ retry_unavailable(struct engine *c, struct response *resp)
 static enum engine_step
 retry_in_progress(struct engine *c, struct response *resp)
 {
-	response_error(resp, 409, PROBLEM_REQUEST_IN_PROGRESS, "a request with "
+	response_error(resp, PROBLEM_REQUEST_IN_PROGRESS, "a request with "
 	    "this Idempotency-Key is still being processed; retry later "
 	    "with the same key");
-	response_header(resp, "Retry-After", "1");
-	resp->outcome = OUTCOME_IN_PROGRESS;
 	return ENGINE_RETRY;
 }
 
@@ -253,7 +243,7 @@ engine_answer_expired(struct engine *c, const char *order_id,
 {
 	struct problem	 p;
 
-	problem_set(&p, 410, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "this "
+	problem_set(&p, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "this "
 	    "Idempotency-Key has expired and is never reused; send a new key "
 	    "for a new %s", c->op->noun);
 	if (order_id != NULL && order_id[0] != '\0')
@@ -262,7 +252,6 @@ engine_answer_expired(struct engine *c, const char *order_id,
 	if (p.order_id[0] != '\0')
 		response_header(resp, "Link", "<%s/%s>; rel=\"related\"",
 		    c->conf->mount, p.order_id);
-	resp->outcome = OUTCOME_EXPIRED;
 	c->settled = 1;
 	return ENGINE_DONE;
 }
@@ -322,10 +311,9 @@ engine_failed(struct engine *c, int rc, const char *what,
 		log_warnx("key %s: %s failed: %s (%u, %s)", c->scope.key, what,
 		    c->db->last_error, c->db->last_errno,
 		    db_class_name(rc));
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "the %s "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "the %s "
 		    "could not be completed; nothing was stored; retry with "
 		    "the same key", c->op->noun);
-		resp->outcome = OUTCOME_INTERNAL_ERROR;
 		return ENGINE_DONE;
 	}
 }
@@ -351,6 +339,21 @@ read_record(struct engine *c, struct ledger_record *rec)
 }
 
 /*
+ * 409 (or key_reused_status) for a key used with another body: the one
+ * status the configuration moves, so the problem is filled before it.
+ */
+static void
+answer_reused(struct engine *c, struct response *resp)
+{
+	struct problem	 p;
+
+	problem_set(&p, PROBLEM_IDEMPOTENCY_KEY_REUSED, "this "
+	    "Idempotency-Key was already used with a different request body");
+	p.status = c->conf->key_reused_status;
+	response_problem(resp, &p);
+}
+
+/*
  * Answer from a committed row: 410 once expired (whatever the body),
  * 409 for another body, the stored response for a final state, retry
  * while it is PROCESSING.
@@ -367,10 +370,7 @@ answer_record(struct engine *c, const struct ledger_record *rec,
 		return engine_answer_expired(c, rec->resource_id, resp);
 	}
 	if (strcmp(rec->fingerprint, c->req->fingerprint) != 0) {
-		response_error(resp, c->conf->key_reused_status,
-		    PROBLEM_IDEMPOTENCY_KEY_REUSED, "this Idempotency-Key was "
-		    "already used with a different request body");
-		resp->outcome = OUTCOME_CONFLICT;
+		answer_reused(c, resp);
 		return ENGINE_DONE;
 	}
 	if (terminal) {
@@ -379,9 +379,8 @@ answer_record(struct engine *c, const struct ledger_record *rec,
 	}
 	if (rec->state == LEDGER_PROCESSING)
 		return retry_in_progress(c, resp);
-	response_error(resp, 500, PROBLEM_UNKNOWN_IDEMPOTENCY_STATE,
+	response_error(resp, PROBLEM_UNKNOWN_IDEMPOTENCY_STATE,
 	    "the idempotency record is in an unknown state");
-	resp->outcome = OUTCOME_INTERNAL_ERROR;
 	log_warnx("ledger row for key %s has unknown status \"%s\"",
 	    c->scope.key, rec->status);
 	return ENGINE_DONE;
@@ -409,12 +408,10 @@ answer_from_record(struct engine *c, int replayed, struct response *resp)
 		    retry_transient(c, resp);
 	} else if (rc == 0) {
 		/* The owner rolled back meanwhile, or its commit is unseen. */
-		response_error(resp, 409, PROBLEM_REQUEST_STATUS_UNCONFIRMED,
+		response_error(resp, PROBLEM_REQUEST_STATUS_UNCONFIRMED,
 		    "the outcome of an earlier request with this "
 		    "Idempotency-Key could not be confirmed; retry with the "
 		    "same key");
-		response_header(resp, "Retry-After", "1");
-		resp->outcome = OUTCOME_UNCONFIRMED;
 		a = ENGINE_RETRY;
 	} else
 		a = answer_record(c, &rec, replayed, resp);
@@ -483,7 +480,7 @@ engine_fault_at(struct engine *c, enum fault_point pt, const char *name,
 		db_rollback(c->db);
 		return ENGINE_DROP;
 	case FAULT_FINAL:
-		problem_set(&c->reject, c->op->final_status, c->op->final_code,
+		problem_set(&c->reject, c->op->final_code,
 		    "injected final rejection at %s", name);
 		return ENGINE_REJECT;
 	default:
@@ -896,9 +893,7 @@ engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
 	if (c != NULL && op->state_size > 0)
 		c->state = calloc(1, op->state_size);
 	if (c == NULL || (op->state_size > 0 && c->state == NULL)) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
-		    "memory");
-		resp->outcome = OUTCOME_INTERNAL_ERROR;
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "out of memory");
 		goto out;
 	}
 	c->db = db;
@@ -933,16 +928,12 @@ engine_run(struct db *db, const struct conf *conf, const struct engine_op *op,
 			break;
 		delay = rules_backoff_ms(conf, c->attempt + 1);
 		if (db_remaining_ms(db) - delay <= 0) {
-			if (resp->status == 503 &&
-			    resp->outcome == OUTCOME_RETRY_LIMIT) {
-				response_error(resp, 503,
+			if (resp->code == PROBLEM_RETRY_LIMIT_REACHED)
+				response_error(resp,
 				    PROBLEM_RETRY_DEADLINE_EXCEEDED, "the "
 				    "request deadline of %ld ms passed; retry "
 				    "with the same key",
 				    conf->request_deadline_ms);
-				response_header(resp, "Retry-After", "1");
-				resp->outcome = OUTCOME_DEADLINE;
-			}
 			break;
 		}
 		mono_sleep_ms(delay);

@@ -57,7 +57,6 @@ struct engine_op {
 	const char	*effect;	/* what an unknown COMMIT may have done:
 					   "the order may have been stored" */
 	/* The final rejection a `final` fault raises (fault injection). */
-	int		 final_status;
 	enum problem_code final_code;
 	/*
 	 * Add the operation's reads after the SAVEPOINT to the claim's

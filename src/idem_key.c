@@ -26,8 +26,7 @@ key_unquote(const char *s, const char *e, char *key, size_t *lenp,
 			break;
 		if (c == '\\') {
 			if (p + 1 == e || (p[1] != '"' && p[1] != '\\')) {
-				problem_set(pb, 400,
-				    PROBLEM_IDEMPOTENCY_KEY_INVALID,
+				problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 				    "Idempotency-Key is a bad quoted string: a "
 				    "backslash at position %zu must precede "
 				    "'\"' or '\\'", (size_t)(p - s) + 1);
@@ -35,7 +34,7 @@ key_unquote(const char *s, const char *e, char *key, size_t *lenp,
 			}
 			c = (unsigned char)*++p;
 		} else if (c < 0x20 || c > 0x7e) {
-			problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+			problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 			    "Idempotency-Key is a bad quoted string: "
 			    "invalid character 0x%02x at position %zu",
 			    c, (size_t)(p - s) + 1);
@@ -46,13 +45,13 @@ key_unquote(const char *s, const char *e, char *key, size_t *lenp,
 		n++;
 	}
 	if (p == e) {
-		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+		problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is a bad quoted string: "
 		    "no closing quote");
 		return -1;
 	}
 	if (p + 1 != e) {
-		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+		problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is a bad quoted string: "
 		    "data after the closing quote at position %zu",
 		    (size_t)(p - s) + 2);
@@ -70,12 +69,12 @@ key_check(const char *key, size_t n, struct problem *pb)
 	unsigned char	 c;
 
 	if (n == 0) {
-		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+		problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is empty");
 		return -1;
 	}
 	if (n > IDEM_KEY_MAX) {
-		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+		problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 		    "Idempotency-Key is %zu bytes long; at most %d are allowed",
 		    n, IDEM_KEY_MAX);
 		return -1;
@@ -83,7 +82,7 @@ key_check(const char *key, size_t n, struct problem *pb)
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)key[i];
 		if (c < 0x21 || c > 0x7e) {
-			problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_INVALID,
+			problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_INVALID,
 			    "Idempotency-Key has an invalid character 0x%02x "
 			    "at position %zu; only visible ASCII is allowed",
 			    c, i + 1);
@@ -102,7 +101,7 @@ idem_key_parse(const char *hv, char *key, struct problem *pb)
 
 	key[0] = '\0';
 	if (hv == NULL) {
-		problem_set(pb, 400, PROBLEM_IDEMPOTENCY_KEY_MISSING,
+		problem_set(pb, PROBLEM_IDEMPOTENCY_KEY_MISSING,
 		    "the Idempotency-Key header is required");
 		return -1;
 	}

@@ -58,13 +58,13 @@ body_check_bytes(const unsigned char *s, size_t len, struct problem *pb)
 
 	for (i = 0; i < len; i += n) {
 		if (s[i] == 0) {
-			problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+			problem_set(pb, PROBLEM_MALFORMED_JSON,
 			    "NUL byte at offset %zu", i);
 			return -1;
 		}
 		n = utf8_seq_len(s + i, len - i);
 		if (n == 0) {
-			problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+			problem_set(pb, PROBLEM_MALFORMED_JSON,
 			    "invalid UTF-8 at offset %zu", i);
 			return -1;
 		}
@@ -103,7 +103,7 @@ json_strict_show_name(char *dst, size_t dstsz, const char *src)
 static int
 scan_fail(struct scan *sc, const char *what)
 {
-	problem_set(sc->pb, 400, PROBLEM_MALFORMED_JSON, "%s at offset %zu",
+	problem_set(sc->pb, PROBLEM_MALFORMED_JSON, "%s at offset %zu",
 	    what, sc->off);
 	return -1;
 }
@@ -184,7 +184,7 @@ scan_string(struct scan *sc, int iskey)
 		if (scan_hex4(sc, &u) == -1)
 			return -1;
 		if (u == 0 && iskey) {
-			problem_set(sc->pb, 400, PROBLEM_VALIDATION_FAILED,
+			problem_set(sc->pb, PROBLEM_VALIDATION_FAILED,
 			    "a member name contains U+0000 (offset %zu)",
 			    sc->off - 6);
 			return -1;
@@ -277,7 +277,7 @@ scan_object(struct scan *sc, int depth)
 		sc->objcap = sc->objcap ? sc->objcap * 2 : 16;
 		np = realloc(sc->objs, sc->objcap * sizeof(*np));
 		if (np == NULL) {
-			problem_set(sc->pb, 500, PROBLEM_INTERNAL_ERROR, "out "
+			problem_set(sc->pb, PROBLEM_INTERNAL_ERROR, "out "
 			    "of memory");
 			return -1;
 		}
@@ -354,7 +354,7 @@ scan_value(struct scan *sc, int depth)
 	c = sc->s[sc->off];
 	if (c == '{' || c == '[') {
 		if (depth >= sc->maxdepth) {
-			problem_set(sc->pb, 400, PROBLEM_MALFORMED_JSON,
+			problem_set(sc->pb, PROBLEM_MALFORMED_JSON,
 			    "nesting deeper than %d", sc->maxdepth);
 			return -1;
 		}
@@ -529,7 +529,7 @@ dup_check(struct json_object *o, const struct scan *sc, size_t *idx,
 		name[0] = '\0';
 		if (*idx < sc->nobj)
 			dup_name(sc, sc->objs[*idx].off, name, sizeof(name));
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "member \"%s\" appears more than once in %s",
 		    name[0] != '\0' ? name : "name", pa->len ? pa->p :
 		    "the top-level object");
@@ -571,7 +571,7 @@ json_strict_parse(const char *body, size_t len, int maxdepth,
 
 	memset(&sc, 0, sizeof(sc));
 	if (len > INT_MAX) {
-		problem_set(pb, 400, PROBLEM_MALFORMED_JSON, "body too large "
+		problem_set(pb, PROBLEM_MALFORMED_JSON, "body too large "
 		    "to parse");
 		goto out;
 	}
@@ -582,16 +582,16 @@ json_strict_parse(const char *body, size_t len, int maxdepth,
 	for (i = 0; i < len && is_json_ws(s[i]); i++)
 		;
 	if (i == len) {
-		problem_set(pb, 400, PROBLEM_MALFORMED_JSON, "empty body");
+		problem_set(pb, PROBLEM_MALFORMED_JSON, "empty body");
 		goto out;
 	}
 	if (len - i >= 3 && memcmp(s + i, "\xef\xbb\xbf", 3) == 0) {
-		problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+		problem_set(pb, PROBLEM_MALFORMED_JSON,
 		    "a byte order mark is not allowed");
 		goto out;
 	}
 	if (s[i] != '{') {
-		problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+		problem_set(pb, PROBLEM_MALFORMED_JSON,
 		    "the top-level value must be an object");
 		goto out;
 	}
@@ -602,7 +602,7 @@ json_strict_parse(const char *body, size_t len, int maxdepth,
 	 */
 	tok = json_tokener_new_ex(maxdepth + 1);
 	if (tok == NULL) {
-		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR, "out of memory");
+		problem_set(pb, PROBLEM_INTERNAL_ERROR, "out of memory");
 		goto out;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
@@ -612,25 +612,25 @@ json_strict_parse(const char *body, size_t len, int maxdepth,
 	end = json_tokener_get_parse_end(tok);
 	if (root == NULL || jerr != json_tokener_success) {
 		if (jerr == json_tokener_error_depth)
-			problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+			problem_set(pb, PROBLEM_MALFORMED_JSON,
 			    "nesting deeper than %d", maxdepth);
 		else if (jerr == json_tokener_continue)
-			problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+			problem_set(pb, PROBLEM_MALFORMED_JSON,
 			    "unexpected end of JSON input");
 		else
-			problem_set(pb, 400, PROBLEM_MALFORMED_JSON, "%s at "
+			problem_set(pb, PROBLEM_MALFORMED_JSON, "%s at "
 			    "offset %zu", json_tokener_error_desc(jerr), end);
 		goto out;
 	}
 	for (i = end; i < len; i++) {
 		if (!is_json_ws(s[i])) {
-			problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+			problem_set(pb, PROBLEM_MALFORMED_JSON,
 			    "trailing data after JSON value at offset %zu", i);
 			goto out;
 		}
 	}
 	if (!json_object_is_type(root, json_type_object)) {
-		problem_set(pb, 400, PROBLEM_MALFORMED_JSON,
+		problem_set(pb, PROBLEM_MALFORMED_JSON,
 		    "the top-level value must be an object");
 		goto out;
 	}

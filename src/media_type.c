@@ -41,12 +41,12 @@ int
 media_type_json(const char *ct, struct problem *pb)
 {
 	if (ct == NULL) {
-		problem_set(pb, 415, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+		problem_set(pb, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 		    "a Content-Type of application/json is required");
 		return -1;
 	}
 	if (!media_type_is_json(ct)) {
-		problem_set(pb, 415, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+		problem_set(pb, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 		    "the Content-Type must be application/json");
 		return -1;
 	}

@@ -58,11 +58,10 @@ read_deadline(struct db *db, const struct conf *conf)
 	    conf->read_deadline_ms : conf->request_deadline_ms);
 }
 
-/* GET /orders/_health: 200 when the database answers. */
 /*
  * A read of WHAT (for the log) failed with DB class RC: 500 when the
- * database refused it, 503 with Retry-After when it does not answer;
- * THING names what could not be read.
+ * database refused it, 503 when it does not answer; THING names what
+ * could not be read.
  */
 static void
 read_failed(const struct db *db, int rc, const char *what, const char *thing,
@@ -71,15 +70,14 @@ read_failed(const struct db *db, int rc, const char *what, const char *thing,
 	log_warnx("%s failed: %s (%u, %s)", what, db->last_error,
 	    db->last_errno, db_class_name(rc));
 	if (rc == DB_ERROR)
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "%s could "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "%s could "
 		    "not be read", thing);
-	else {
-		response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE,
+	else
+		response_error(resp, PROBLEM_SERVICE_UNAVAILABLE,
 		    "the database does not answer");
-		response_header(resp, "Retry-After", "1");
-	}
 }
 
+/* GET /orders/_health: 200 when the database answers. */
 static enum handler_result
 handle_health(struct db *db, const struct conf *conf, struct request *req,
     const char *arg, struct response *resp)
@@ -92,9 +90,8 @@ handle_health(struct db *db, const struct conf *conf, struct request *req,
 		resp->outcome = OUTCOME_OK;
 		return HANDLER_ANSWER;
 	}
-	response_error(resp, 503, PROBLEM_SERVICE_UNAVAILABLE, "the database "
+	response_error(resp, PROBLEM_SERVICE_UNAVAILABLE, "the database "
 	    "does not answer");
-	response_header(resp, "Retry-After", "5");
 	return HANDLER_ANSWER;
 }
 
@@ -128,7 +125,7 @@ handle_metrics(struct db *db, const struct conf *conf, struct request *req,
 	int			 rc;
 
 	if (!peers_addr_is_loopback(req->remote_addr)) {
-		response_error(resp, 403, PROBLEM_FORBIDDEN, "metrics are "
+		response_error(resp, PROBLEM_FORBIDDEN, "metrics are "
 		    "served to loopback clients only");
 		return HANDLER_ANSWER;
 	}
@@ -138,7 +135,7 @@ handle_metrics(struct db *db, const struct conf *conf, struct request *req,
 	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "text/plain; version=0.0.4");
 	if (metrics_render(&s, &resp->body) != 0) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "metrics too "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "metrics too "
 		    "large");
 		return HANDLER_ANSWER;
 	}
@@ -157,7 +154,7 @@ handle_metrics(struct db *db, const struct conf *conf, struct request *req,
 		    ev.dead, &resp->body) != 0 ||
 		    metrics_render_deliveries(event_outcome_names,
 		    ev.deliveries, EVENT_OUTCOMES, &resp->body) != 0)
-			response_error(resp, 500, PROBLEM_INTERNAL_ERROR,
+			response_error(resp, PROBLEM_INTERNAL_ERROR,
 			    "metrics too large");
 	} else {
 		log_info("metrics: the outbox's gauges left out: %s",
@@ -182,7 +179,7 @@ handle_get(struct db *db, const struct conf *conf, struct request *req,
 		v = malloc(sizeof(*v));
 		note = malloc(ORDER_NOTE_MAX * 4 + 1);
 		if (v == NULL || note == NULL) {
-			response_error(resp, 500, PROBLEM_INTERNAL_ERROR,
+			response_error(resp, PROBLEM_INTERNAL_ERROR,
 			    "out of memory");
 			goto out;
 		}
@@ -197,7 +194,7 @@ handle_get(struct db *db, const struct conf *conf, struct request *req,
 		goto out;
 	}
 	if (rc == 0) {
-		response_error(resp, 404, PROBLEM_ORDER_NOT_FOUND, "no order "
+		response_error(resp, PROBLEM_ORDER_NOT_FOUND, "no order "
 		    "with this id");
 		goto out;
 	}
@@ -206,7 +203,7 @@ handle_get(struct db *db, const struct conf *conf, struct request *req,
 	resp->outcome = OUTCOME_OK;
 	response_header(resp, "Content-Type", "application/json");
 	if (order_view_render(v, &resp->body) != 0)
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "response "
 		    "too large");
 out:
 	free(note);
@@ -327,7 +324,7 @@ handle_list(struct db *db, const struct conf *conf, struct request *req,
 		rc = list_ids(db, req->principal, &q, ids, &from, &n, &more);
 	if (rc == 1) {
 		db_end_read(db);
-		response_error(resp, 400, PROBLEM_VALIDATION_FAILED, "%s must "
+		response_error(resp, PROBLEM_VALIDATION_FAILED, "%s must "
 		    "be the id of one of your orders", q.dir == ORDER_LIST_AFTER ?
 		    "starting_after" : "ending_before");
 		return HANDLER_ANSWER;
@@ -347,7 +344,7 @@ handle_list(struct db *db, const struct conf *conf, struct request *req,
 		rc = DB_ERROR;
 	}
 	if (rc == STORE_EMIT_FAILED) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "response "
 		    "too large");
 		return HANDLER_ANSWER;
 	}
@@ -357,7 +354,7 @@ handle_list(struct db *db, const struct conf *conf, struct request *req,
 	}
 	if (buf_printf(&resp->body, "],\"has_more\":%s}", more ? "true" :
 	    "false") != 0) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "response "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "response "
 		    "too large");
 		return HANDLER_ANSWER;
 	}
@@ -377,7 +374,7 @@ request_fault(const struct request *req, struct fault_plan *plan,
 	char	ferr[256];
 
 	if (fault_parse(plan, req->fault, ferr, sizeof(ferr)) == -1) {
-		response_error(resp, 400, PROBLEM_FAULT_SPEC_INVALID, "%s",
+		response_error(resp, PROBLEM_FAULT_SPEC_INVALID, "%s",
 		    ferr);
 		return -1;
 	}
@@ -406,7 +403,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	req->operation = MOP_CREATE_ORDER;
 	in = calloc(1, sizeof(*in));
 	if (in == NULL) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "out of "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "out of "
 		    "memory");
 		return HANDLER_ANSWER;
 	}
@@ -417,7 +414,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	}
 	memcpy(req->log_key, key, strlen(key) + 1);
 	if (req->body_too_large) {
-		response_error(resp, 413, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
+		response_error(resp, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
 		    "exceeds %zu bytes", conf->max_body_bytes);
 		goto out;
 	}
@@ -428,7 +425,7 @@ handle_create(struct db *db, const struct conf *conf, struct request *req,
 	}
 	if (fingerprint(LEDGER_OPERATION_CREATE_ORDER, req->principal,
 	    in->canonical, in->canonical_len, fp) == -1) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "fingerprint "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "fingerprint "
 		    "failed");
 		goto out;
 	}
@@ -486,7 +483,7 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 	}
 	memcpy(req->log_key, key, strlen(key) + 1);
 	if (req->body_too_large) {
-		response_error(resp, 413, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
+		response_error(resp, PROBLEM_PAYLOAD_TOO_LARGE, "the body "
 		    "exceeds %zu bytes", conf->max_body_bytes);
 		return HANDLER_ANSWER;
 	}
@@ -499,7 +496,7 @@ handle_cancel(struct db *db, const struct conf *conf, struct request *req,
 		id = 0;		/* no order has it: 404, recorded */
 	if (fingerprint(LEDGER_OPERATION_CANCEL_ORDER, req->principal,
 	    in.canonical, in.canonical_len, fp) == -1) {
-		response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "fingerprint "
+		response_error(resp, PROBLEM_INTERNAL_ERROR, "fingerprint "
 		    "failed");
 		goto out;
 	}
@@ -524,24 +521,31 @@ out:
 }
 
 /*
- * Every answer to POST, whatever refused it, says whether sending the
- * same key and body again may get another answer (Should-Retry, from
- * the problem table: never for a success, a replay or a recorded
- * rejection), and echoes the Idempotency-Key it was sent when the
- * header is printable and of a sane length.
+ * What every answer says from the problem table, whatever refused it:
+ * Retry-After where asking again may help; and to POST, whether sending
+ * the same key and body again may get another answer (Should-Retry:
+ * never for a success, a replay or a recorded rejection), and the
+ * Idempotency-Key it was sent when the header is printable and of a
+ * sane length.
  */
 void
-order_api_finish_post(const struct request *req, struct response *resp)
+order_api_finish(const struct request *req, struct response *resp)
 {
 	const char	*raw = req->idempotency_key;
 	size_t		 i;
+	int		 recorded, replayed, after;
 
+	recorded = resp->outcome == OUTCOME_REJECTED;
+	replayed = resp->outcome == OUTCOME_REPLAYED ||
+	    resp->outcome == OUTCOME_RECOVERED;
+	after = problem_retry_after(resp->code, recorded, replayed);
+	if (after > 0)
+		response_header(resp, "Retry-After", "%d", after);
 	if (req->method == NULL || strcmp(req->method, "POST") != 0)
 		return;
 	response_header(resp, "Should-Retry", "%s",
-	    problem_should_retry(resp->code, resp->outcome == OUTCOME_REJECTED,
-	    resp->outcome == OUTCOME_REPLAYED ||
-	    resp->outcome == OUTCOME_RECOVERED) ? "true" : "false");
+	    problem_should_retry(resp->code, recorded, replayed) ? "true" :
+	    "false");
 	if (raw == NULL || strlen(raw) > 2 * IDEM_KEY_MAX)
 		return;
 	for (i = 0; raw[i] >= 0x20 && raw[i] < 0x7f; i++)
@@ -583,19 +587,19 @@ route_prologue(const struct conf *conf, const struct request *req,
     const struct route_match *m, struct response *resp)
 {
 	if (m->id == ROUTE_NONE || (m->id == ROUTE_METRICS && !conf->metrics)) {
-		response_error(resp, 404, PROBLEM_NOT_FOUND, "no resource at "
+		response_error(resp, PROBLEM_NOT_FOUND, "no resource at "
 		    "this path");
 		return -1;
 	}
 	if (!m->method_allowed) {
-		response_error(resp, 405, PROBLEM_METHOD_NOT_ALLOWED, "%s is "
+		response_error(resp, PROBLEM_METHOD_NOT_ALLOWED, "%s is "
 		    "not allowed here; allowed: %s", req->method, m->allow);
 		response_header(resp, "Allow", "%s", m->allow);
 		return -1;
 	}
 	if (m->needs_principal && (req->principal == NULL ||
 	    !principal_ok(req->principal))) {
-		response_error(resp, 401, PROBLEM_UNAUTHENTICATED, "%s",
+		response_error(resp, PROBLEM_UNAUTHENTICATED, "%s",
 		    req->principal == NULL || req->principal[0] == '\0' ?
 		    "no authenticated user: the web server must authenticate "
 		    "requests under this path" :
@@ -622,12 +626,12 @@ order_api_handle(struct db *db, const struct conf *conf, struct request *req,
 		if (api_routes[i].route == m.id &&
 		    strcmp(api_routes[i].method, method) == 0)
 			return api_routes[i].handle(db, conf, req, m.arg, resp);
-	response_error(resp, 500, PROBLEM_INTERNAL_ERROR, "no handler for "
+	response_error(resp, PROBLEM_INTERNAL_ERROR, "no handler for "
 	    "this route");
 	return HANDLER_ANSWER;
 }
 
 /* The order service, as the worker runs it. */
 const struct worker_ops order_api_ops = {
-	order_api_handle, 1, order_api_finish_post
+	order_api_handle, 1, order_api_finish
 };

@@ -15,6 +15,6 @@ extern const struct worker_ops order_api_ops;
 
 enum handler_result order_api_handle(struct db *, const struct conf *,
 	    struct request *, struct response *);
-void	order_api_finish_post(const struct request *, struct response *);
+void	order_api_finish(const struct request *, struct response *);
 
 #endif

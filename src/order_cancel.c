@@ -131,11 +131,10 @@ refuse_missing_stock(struct engine *e, struct response *resp)
 	    "row: the cancel is refused (see idemorders audit, "
 	    "item_without_stock)", engine_key(e), engine_principal(e),
 	    s->view.id, s->missing);
-	response_error(resp, 500, PROBLEM_STOCK_ROW_MISSING, "SKU \"%s\" of "
+	response_error(resp, PROBLEM_STOCK_ROW_MISSING, "SKU \"%s\" of "
 	    "order %s has no stock row, so its quantity cannot be put back; "
 	    "nothing was changed; the same key cancels the order once the "
 	    "stock row is restored", s->missing, s->view.id);
-	resp->outcome = OUTCOME_INTERNAL_ERROR;
 	return ENGINE_DONE;
 }
 
@@ -201,7 +200,6 @@ const struct engine_op order_cancel_op = {
 	.state_size = sizeof(struct cancel_state),
 	.noun = "cancel",
 	.effect = "the order may have been cancelled",
-	.final_status = 409,
 	.final_code = PROBLEM_ORDER_NOT_CANCELLABLE,
 	.claim_batch = cancel_claim_batch,
 	.claimed = cancel_claimed,

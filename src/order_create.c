@@ -262,8 +262,6 @@ create_refuse(struct engine *e, struct response *resp)
 		return ENGINE_NEXT;
 	db_rollback(engine_db(e));
 	response_problem(resp, p);
-	response_header(resp, "Retry-After", "60");
-	resp->outcome = OUTCOME_OUT_OF_STOCK;
 	return ENGINE_DONE;
 }
 
@@ -301,7 +299,6 @@ const struct engine_op order_create_op = {
 	.state_size = sizeof(struct create_state),
 	.noun = "order",
 	.effect = "the order may have been stored",
-	.final_status = 409,
 	.final_code = PROBLEM_OUT_OF_STOCK,
 	.claim_batch = create_claim_batch,
 	.claimed = create_claimed,

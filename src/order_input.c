@@ -83,7 +83,7 @@ check_members(struct json_object *o, const char *const *names, size_t n,
 		}
 		if (i == n) {
 			json_strict_show_name(shown, sizeof(shown), key);
-			problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+			problem_set(pb, PROBLEM_VALIDATION_FAILED,
 			    "member \"%s%s\" is not allowed", prefix, shown);
 			return -1;
 		}
@@ -101,14 +101,14 @@ get_string(struct json_object *v, const char *path, const char **sp,
 	size_t		 len;
 
 	if (!json_object_is_type(v, json_type_string)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must be a string, not %s", path, type_desc(v));
 		return -1;
 	}
 	s = json_object_get_string(v);
 	len = (size_t)json_object_get_string_len(v);
 	if (memchr(s, '\0', len) != NULL) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must not contain U+0000", path);
 		return -1;
 	}
@@ -129,18 +129,18 @@ get_int(struct json_object *v, const char *path, long long min,
 	int64_t	 n;
 
 	if (json_object_is_type(v, json_type_double)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must be an integer (no fraction or exponent)", path);
 		return -1;
 	}
 	if (!json_object_is_type(v, json_type_int)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must be an integer, not %s", path, type_desc(v));
 		return -1;
 	}
 	n = json_object_get_int64(v);
 	if (n < min || n > max) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must be an integer from %lld to %lld", path, min, max);
 		return -1;
 	}
@@ -169,7 +169,7 @@ parse_item(struct json_object *o, size_t i, struct order_item *it,
 
 	snprintf(prefix, sizeof(prefix), "items[%zu]", i);
 	if (!json_object_is_type(o, json_type_object)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must be an object, not %s", prefix, type_desc(o));
 		return -1;
 	}
@@ -179,21 +179,21 @@ parse_item(struct json_object *o, size_t i, struct order_item *it,
 
 	snprintf(path, sizeof(path), "items[%zu].sku", i);
 	if (!json_object_object_get_ex(o, "sku", &v)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED, "%s is "
+		problem_set(pb, PROBLEM_VALIDATION_FAILED, "%s is "
 		    "required", path);
 		return -1;
 	}
 	if (get_string(v, path, &s, &len, pb) == -1)
 		return -1;
 	if (len < 1 || len > ORDER_SKU_MAX) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "%s must be 1 to %d characters long, not %zu", path,
 		    ORDER_SKU_MAX, utf8_count(s, len));
 		return -1;
 	}
 	for (k = 0; k < len; k++) {
 		if (!sku_char((unsigned char)s[k])) {
-			problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+			problem_set(pb, PROBLEM_VALIDATION_FAILED,
 			    "%s has an invalid character at position %zu "
 			    "(allowed: A-Z a-z 0-9 . _ -)", path, k + 1);
 			return -1;
@@ -204,7 +204,7 @@ parse_item(struct json_object *o, size_t i, struct order_item *it,
 
 	snprintf(path, sizeof(path), "items[%zu].qty", i);
 	if (!json_object_object_get_ex(o, "qty", &v)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED, "%s is "
+		problem_set(pb, PROBLEM_VALIDATION_FAILED, "%s is "
 		    "required", path);
 		return -1;
 	}
@@ -222,13 +222,13 @@ parse_items(struct order_input *in, struct json_object *v,
 	size_t	 i, j, n;
 
 	if (!json_object_is_type(v, json_type_array)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "items must be an array, not %s", type_desc(v));
 		return -1;
 	}
 	n = json_object_array_length(v);
 	if (n < 1 || n > ORDER_ITEMS_MAX) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "items must have 1 to %d entries, not %zu",
 		    ORDER_ITEMS_MAX, n);
 		return -1;
@@ -240,7 +240,7 @@ parse_items(struct order_input *in, struct json_object *v,
 		for (j = 0; j < i; j++) {
 			if (strcmp(in->items[i].sku, in->items[j].sku) != 0)
 				continue;
-			problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+			problem_set(pb, PROBLEM_VALIDATION_FAILED,
 			    "items[%zu].sku \"%s\" repeats items[%zu].sku",
 			    i, in->items[i].sku, j);
 			return -1;
@@ -263,7 +263,7 @@ parse_order(struct order_input *in, struct json_object *root,
 		return -1;
 
 	if (!json_object_object_get_ex(root, "currency", &v)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED, "currency is "
+		problem_set(pb, PROBLEM_VALIDATION_FAILED, "currency is "
 		    "required");
 		return -1;
 	}
@@ -271,7 +271,7 @@ parse_order(struct order_input *in, struct json_object *root,
 		return -1;
 	if (len != 3 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' ||
 	    s[1] > 'Z' || s[2] < 'A' || s[2] > 'Z') {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+		problem_set(pb, PROBLEM_VALIDATION_FAILED,
 		    "currency must be three upper-case letters A-Z");
 		return -1;
 	}
@@ -279,7 +279,7 @@ parse_order(struct order_input *in, struct json_object *root,
 	in->currency[3] = '\0';
 
 	if (!json_object_object_get_ex(root, "items", &v)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED, "items is "
+		problem_set(pb, PROBLEM_VALIDATION_FAILED, "items is "
 		    "required");
 		return -1;
 	}
@@ -287,7 +287,7 @@ parse_order(struct order_input *in, struct json_object *root,
 		return -1;
 
 	if (!json_object_object_get_ex(root, "amount", &v)) {
-		problem_set(pb, 400, PROBLEM_VALIDATION_FAILED, "amount is "
+		problem_set(pb, PROBLEM_VALIDATION_FAILED, "amount is "
 		    "required");
 		return -1;
 	}
@@ -301,7 +301,7 @@ parse_order(struct order_input *in, struct json_object *root,
 		if (strcmp(s, "express") == 0)
 			in->shipping = SHIPPING_EXPRESS;
 		else if (strcmp(s, "standard") != 0) {
-			problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+			problem_set(pb, PROBLEM_VALIDATION_FAILED,
 			    "shipping must be \"standard\" or \"express\"");
 			return -1;
 		}
@@ -314,7 +314,7 @@ parse_order(struct order_input *in, struct json_object *root,
 			return -1;
 		n = utf8_count(s, len);
 		if (n > ORDER_NOTE_MAX) {
-			problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+			problem_set(pb, PROBLEM_VALIDATION_FAILED,
 			    "note must be at most %d characters, not %zu",
 			    ORDER_NOTE_MAX, n);
 			return -1;
@@ -322,7 +322,7 @@ parse_order(struct order_input *in, struct json_object *root,
 	}
 	in->note = malloc(len + 1);
 	if (in->note == NULL) {
-		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR, "out of memory");
+		problem_set(pb, PROBLEM_INTERNAL_ERROR, "out of memory");
 		return -1;
 	}
 	memcpy(in->note, s, len);
@@ -374,7 +374,7 @@ canonicalize(struct order_input *in, struct problem *pb)
 
 out:
 	if (rv == -1)
-		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR,
+		problem_set(pb, PROBLEM_INTERNAL_ERROR,
 		    "cannot build the canonical request");
 	buf_free(&b);
 	return rv;
@@ -435,7 +435,7 @@ cancel_canonicalize(struct cancel_input *in, const char *order_id,
 	if (in->canonical != NULL)
 		rv = 0;
 	else
-		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR,
+		problem_set(pb, PROBLEM_INTERNAL_ERROR,
 		    "cannot build the canonical request");
 	buf_free(&b);
 	return rv;
@@ -466,7 +466,7 @@ cancel_input_parse(struct cancel_input *in, const char *order_id,
 			if (get_string(v, "reason", &s, &n, pb) == -1)
 				goto out;
 			if (n > ORDER_REASON_MAX) {
-				problem_set(pb, 400, PROBLEM_VALIDATION_FAILED,
+				problem_set(pb, PROBLEM_VALIDATION_FAILED,
 				    "reason must be at most %d bytes, not %zu",
 				    ORDER_REASON_MAX, n);
 				goto out;
@@ -475,7 +475,7 @@ cancel_input_parse(struct cancel_input *in, const char *order_id,
 	}
 	in->reason = malloc(n + 1);
 	if (in->reason == NULL) {
-		problem_set(pb, 500, PROBLEM_INTERNAL_ERROR, "out of memory");
+		problem_set(pb, PROBLEM_INTERNAL_ERROR, "out of memory");
 		goto out;
 	}
 	memcpy(in->reason, s, n);

@@ -116,7 +116,7 @@ order_list_parse(const char *query, struct order_list_query *q,
 		eq = memchr(s, '=', n);
 		if (decode(s, eq ? (size_t)(eq - s) : n, name,
 		    sizeof(name)) == -1) {
-			problem_set(p, 400, PROBLEM_VALIDATION_FAILED, "a query "
+			problem_set(p, PROBLEM_VALIDATION_FAILED, "a query "
 			    "parameter's name is malformed or unknown");
 			return -1;
 		}
@@ -127,7 +127,7 @@ order_list_parse(const char *query, struct order_list_query *q,
 		if (strcmp(name, "limit") == 0) {
 			if (seen_limit++ || parse_limit(value, &q->limit) ==
 			    -1) {
-				problem_set(p, 400, PROBLEM_VALIDATION_FAILED,
+				problem_set(p, PROBLEM_VALIDATION_FAILED,
 				    "limit must be given once, an integer from "
 				    "1 to %d", ORDER_LIST_LIMIT_MAX);
 				return -1;
@@ -137,7 +137,7 @@ order_list_parse(const char *query, struct order_list_query *q,
 			after = name[0] == 's';
 			if ((after ? seen_after++ : seen_before++) ||
 			    order_id_parse(value, &id) == -1) {
-				problem_set(p, 400, PROBLEM_VALIDATION_FAILED,
+				problem_set(p, PROBLEM_VALIDATION_FAILED,
 				    "%s must be given once, the id of one of "
 				    "your orders", name);
 				return -1;
@@ -146,18 +146,18 @@ order_list_parse(const char *query, struct order_list_query *q,
 			q->cursor = id;
 		} else {
 			if (name_printable(name))
-				problem_set(p, 400, PROBLEM_VALIDATION_FAILED,
+				problem_set(p, PROBLEM_VALIDATION_FAILED,
 				    "unknown query parameter %s (known: limit, "
 				    "starting_after, ending_before)", name);
 			else
-				problem_set(p, 400, PROBLEM_VALIDATION_FAILED,
+				problem_set(p, PROBLEM_VALIDATION_FAILED,
 				    "a query parameter's name is malformed or "
 				    "unknown");
 			return -1;
 		}
 	}
 	if (seen_after && seen_before) {
-		problem_set(p, 400, PROBLEM_VALIDATION_FAILED, "starting_after "
+		problem_set(p, PROBLEM_VALIDATION_FAILED, "starting_after "
 		    "and ending_before cannot be given together");
 		return -1;
 	}

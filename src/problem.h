@@ -6,9 +6,15 @@
 #ifndef IDEMORDERS_PROBLEM_H
 #define IDEMORDERS_PROBLEM_H
 
-#include "buf.h"
+#include <stdarg.h>
 
-/* The UPPER_CASE codes a problem carries; problem.c names and titles them. */
+#include "buf.h"
+#include "outcome.h"
+
+/*
+ * The answers a problem can be: problem.c gives each its UPPER_CASE code,
+ * title, status, outcome, Should-Retry and Retry-After.
+ */
 enum problem_code {
 	PROBLEM_NONE = 0,	/* no problem: no code in the log */
 	PROBLEM_UNAUTHENTICATED,
@@ -26,7 +32,8 @@ enum problem_code {
 	PROBLEM_IDEMPOTENCY_KEY_REUSED,
 	PROBLEM_IDEMPOTENCY_KEY_EXPIRED,
 	PROBLEM_REQUEST_IN_PROGRESS,
-	PROBLEM_REQUEST_STATUS_UNCONFIRMED,
+	PROBLEM_REQUEST_STATUS_UNCONFIRMED,	/* no ledger row seen: 409 */
+	PROBLEM_COMMIT_UNCONFIRMED,	/* the same code, a COMMIT unknown: 503 */
 	PROBLEM_UNKNOWN_IDEMPOTENCY_STATE,
 	PROBLEM_UNKNOWN_SKU,
 	PROBLEM_CURRENCY_MISMATCH,
@@ -43,6 +50,7 @@ enum problem_code {
 
 	/* Titled by their status text. */
 	PROBLEM_DATABASE_UNAVAILABLE,
+	PROBLEM_DATABASE_OUT_OF_SPACE,	/* the same code, a longer wait */
 	PROBLEM_FAULT_SPEC_INVALID,
 	PROBLEM_COUNT,
 };
@@ -61,8 +69,13 @@ struct problem {
 	char			 order_id[32];	/* "orderId", if set */
 };
 
-void	problem_set(struct problem *, int, enum problem_code, const char *,
-	    ...) __attribute__((format(printf, 4, 5)));
+void	problem_set(struct problem *, enum problem_code, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	problem_vset(struct problem *, enum problem_code, const char *,
+	    va_list) __attribute__((format(printf, 3, 0)));
+int	problem_status(enum problem_code);
+enum outcome problem_outcome(enum problem_code);
+int	problem_retry_after(enum problem_code, int, int);
 const char *problem_code_name(enum problem_code);
 const char *problem_title(enum problem_code);
 int	problem_should_retry(enum problem_code, int, int);

@@ -63,25 +63,25 @@ response_problem(struct response *r, const struct problem *p)
 	response_reset(r);
 	r->status = p->status;
 	r->code = p->code;
-	r->outcome = OUTCOME_ERROR;
+	r->outcome = problem_outcome(p->code);
 	if (response_header(r, "Content-Type", "application/problem+json") != 0)
 		return -1;
 	return problem_render(p, &r->body);
 }
 
-/* Replace the response by a problem built from its parts. */
+/*
+ * Replace the response by a problem of code (its status and outcome from
+ * the problem table); detail is formatted like printf.
+ */
 int
-response_error(struct response *r, int status, enum problem_code code,
-    const char *fmt, ...)
+response_error(struct response *r, enum problem_code code, const char *fmt,
+    ...)
 {
 	struct problem	 p;
 	va_list		 ap;
 
-	p.status = status;
-	p.code = code;
-	p.order_id[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(p.detail, sizeof(p.detail), fmt, ap);
+	problem_vset(&p, code, fmt, ap);
 	va_end(ap);
 	return response_problem(r, &p);
 }

@@ -28,8 +28,8 @@ void	response_reset(struct response *);
 int	response_header(struct response *, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	response_problem(struct response *, const struct problem *);
-int	response_error(struct response *, int, enum problem_code,
-	    const char *, ...) __attribute__((format(printf, 4, 5)));
+int	response_error(struct response *, enum problem_code, const char *,
+	    ...) __attribute__((format(printf, 3, 4)));
 int	response_json(struct response *, int, const char *, size_t);
 
 #endif

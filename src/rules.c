@@ -26,14 +26,14 @@ rules_judge(const struct order_input *in, const struct stock_row *rows,
 
 	for (i = 0; i < in->nitems; i++)
 		if (!rows[i].found) {
-			problem_set(p, 422, PROBLEM_UNKNOWN_SKU,
+			problem_set(p, PROBLEM_UNKNOWN_SKU,
 			    "items[%zu].sku: unknown SKU \"%s\"", i,
 			    in->items[i].sku);
 			return -1;
 		}
 	for (i = 0; i < in->nitems; i++)
 		if (strcmp(rows[i].currency, in->currency) != 0) {
-			problem_set(p, 422, PROBLEM_CURRENCY_MISMATCH,
+			problem_set(p, PROBLEM_CURRENCY_MISMATCH,
 			    "items[%zu]: SKU \"%s\" is sold in %s, not %s", i,
 			    in->items[i].sku, rows[i].currency, in->currency);
 			return -1;
@@ -46,13 +46,13 @@ rules_judge(const struct order_input *in, const struct stock_row *rows,
 			break;
 		}
 	if (total != in->amount) {
-		problem_set(p, 422, PROBLEM_AMOUNT_MISMATCH, "amount is %lld "
+		problem_set(p, PROBLEM_AMOUNT_MISMATCH, "amount is %lld "
 		    "but the items cost %lld", in->amount, total);
 		return -1;
 	}
 	for (i = 0; i < in->nitems; i++)
 		if (rows[i].available < in->items[i].qty) {
-			problem_set(p, 409, PROBLEM_OUT_OF_STOCK, "items[%zu]: "
+			problem_set(p, PROBLEM_OUT_OF_STOCK, "items[%zu]: "
 			    "%d of SKU \"%s\" requested, %lld available", i,
 			    in->items[i].qty, in->items[i].sku,
 			    rows[i].available);
@@ -96,22 +96,22 @@ rules_cancel_judge(int found, const char *status, long long age_s,
     long long window_ms, struct problem *p)
 {
 	if (!found) {
-		problem_set(p, 404, PROBLEM_ORDER_NOT_FOUND, "no order with "
+		problem_set(p, PROBLEM_ORDER_NOT_FOUND, "no order with "
 		    "this id");
 		return -1;
 	}
 	if (strcmp(status, "CANCELLED") == 0) {
-		problem_set(p, 409, PROBLEM_ORDER_ALREADY_CANCELLED, "this "
+		problem_set(p, PROBLEM_ORDER_ALREADY_CANCELLED, "this "
 		    "order was already cancelled (by another request)");
 		return -1;
 	}
 	if (strcmp(status, "CREATED") != 0) {
-		problem_set(p, 409, PROBLEM_ORDER_NOT_CANCELLABLE, "an order "
+		problem_set(p, PROBLEM_ORDER_NOT_CANCELLABLE, "an order "
 		    "with status %s cannot be cancelled", status);
 		return -1;
 	}
 	if (window_ms > 0 && age_s > window_ms / 1000) {
-		problem_set(p, 409, PROBLEM_ORDER_NOT_CANCELLABLE, "the order "
+		problem_set(p, PROBLEM_ORDER_NOT_CANCELLABLE, "the order "
 		    "was created %lld s ago; an order can be cancelled within "
 		    "%lld s (cancel_window)", age_s, window_ms / 1000);
 		return -1;

@@ -160,10 +160,9 @@ serve_request(FCGX_Request *fr, const struct conf *conf,
 	 * not believed.
 	 */
 	if (conf->frontend_secret != NULL && !frontend_secret_ok(conf, env)) {
-		response_error(resp, 403, PROBLEM_FRONTEND_SECRET_MISMATCH,
+		response_error(resp, PROBLEM_FRONTEND_SECRET_MISMATCH,
 		    "the request did not come through the configured web "
 		    "server");
-		resp->outcome = OUTCOME_FORBIDDEN;
 		req.principal = NULL;
 		result = HANDLER_ANSWER;
 	} else

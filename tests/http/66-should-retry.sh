@@ -4,14 +4,26 @@
 # sending the same key and body again may get another answer (503s, 409
 # REQUEST_STATUS_UNCONFIRMED, out_of_stock = retryable), false where it
 # cannot (201/200, replays, recorded final rejections, input errors,
-# 409 key reused, 410, 404 ORDER_NOT_FOUND).  GET never carries it.
+# 409 key reused, 410, 404 ORDER_NOT_FOUND); Retry-After comes with
+# true (on a 409 or 503), never with false.  GET never carries it.
 # Through lighttpd and Apache, with keys and SKUs of its own.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/orders.sh"
 
-# retry WANT WHAT: the answer's status line was checked; Should-Retry is WANT.
+# retry WANT WHAT: the answer's status line was checked; Should-Retry is
+# WANT, and Retry-After (from the same table) comes with true on a 409 or
+# 503, never with false.
 retry() {
+	local after
 	expect_header should-retry "$1" "$2"
+	after=$(hdr retry-after)
+	if [[ $1 == false ]]; then
+		[[ -z $after ]] && ok "$2: no Retry-After" ||
+		    fail "$2: Retry-After" "'$after' with Should-Retry: false"
+	elif [[ $STATUS == 409 || $STATUS == 503 ]]; then
+		[[ $after =~ ^[1-9][0-9]*$ ]] && ok "$2: Retry-After $after" ||
+		    fail "$2: Retry-After" "expected seconds, got '$after'"
+	fi
 }
 
 for s in $HTTP_SERVERS; do

@@ -16,7 +16,7 @@ test_render(void)
 	struct buf		 b;
 	struct json_object	*o, *v;
 
-	problem_set(&p, 409, PROBLEM_IDEMPOTENCY_KEY_REUSED,
+	problem_set(&p, PROBLEM_IDEMPOTENCY_KEY_REUSED,
 	    "key \"%s\" differs", "k-1");
 	buf_init(&b, 4096);
 	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
@@ -38,14 +38,14 @@ test_order_id_member(void)
 	struct problem	 p;
 	struct buf	 b;
 
-	problem_set(&p, 410, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "expired");
+	problem_set(&p, PROBLEM_IDEMPOTENCY_KEY_EXPIRED, "expired");
 	strcpy(p.order_id, "o-9");
 	buf_init(&b, 4096);
 	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, ",\"orderId\":\"o-9\","));
 	buf_free(&b);
 	/* problem_set forgets an earlier order id. */
-	problem_set(&p, 404, PROBLEM_ORDER_NOT_FOUND, "none");
+	problem_set(&p, PROBLEM_ORDER_NOT_FOUND, "none");
 	CU_ASSERT_EQUAL(p.order_id[0], '\0');
 }
 
@@ -55,7 +55,7 @@ test_unknown_code_and_reason(void)
 	struct problem	 p;
 	struct buf	 b;
 
-	problem_set(&p, 503, PROBLEM_DATABASE_UNAVAILABLE, "x");
+	problem_set(&p, PROBLEM_DATABASE_UNAVAILABLE, "x");
 	buf_init(&b, 4096);
 	CU_ASSERT_EQUAL(problem_render(&p, &b), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "\"title\":\"Service Unavailable\""));
@@ -71,7 +71,7 @@ test_response(void)
 	struct response	 r;
 
 	response_init(&r);
-	CU_ASSERT_EQUAL(response_error(&r, 405, PROBLEM_METHOD_NOT_ALLOWED,
+	CU_ASSERT_EQUAL(response_error(&r, PROBLEM_METHOD_NOT_ALLOWED,
 	    "no"), 0);
 	CU_ASSERT_EQUAL(response_header(&r, "Allow", "%s", "POST"), 0);
 	CU_ASSERT_EQUAL(r.status, 405);
@@ -92,8 +92,9 @@ test_should_retry(void)
 {
 	static const enum problem_code yes[] = {
 		PROBLEM_REQUEST_IN_PROGRESS, PROBLEM_REQUEST_STATUS_UNCONFIRMED,
-		PROBLEM_RETRY_LIMIT_REACHED, PROBLEM_RETRY_DEADLINE_EXCEEDED,
-		PROBLEM_SERVICE_UNAVAILABLE, PROBLEM_DATABASE_UNAVAILABLE,
+		PROBLEM_COMMIT_UNCONFIRMED, PROBLEM_RETRY_LIMIT_REACHED,
+		PROBLEM_RETRY_DEADLINE_EXCEEDED, PROBLEM_SERVICE_UNAVAILABLE,
+		PROBLEM_DATABASE_UNAVAILABLE, PROBLEM_DATABASE_OUT_OF_SPACE,
 		PROBLEM_INTERNAL_ERROR, PROBLEM_STOCK_ROW_MISSING,
 	};
 	enum problem_code	 c;
@@ -116,6 +117,50 @@ test_should_retry(void)
 	CU_ASSERT_EQUAL(problem_should_retry(PROBLEM_COUNT, 0, 0), 0);
 }
 
+/*
+ * The table: each code its status and outcome; Retry-After only where
+ * Should-Retry says true, and on every 503 and 409 that does.
+ */
+static void
+test_table(void)
+{
+	struct response		 r;
+	enum problem_code	 c;
+	int			 status, after;
+
+	response_init(&r);
+	for (c = PROBLEM_NONE + 1; c < PROBLEM_COUNT; c++) {
+		status = problem_status(c);
+		CU_ASSERT_TRUE(status >= 400 && status <= 599);
+		CU_ASSERT_PTR_NOT_NULL(problem_code_name(c));
+		CU_ASSERT_EQUAL(response_error(&r, c, "x"), 0);
+		CU_ASSERT_EQUAL(r.status, status);
+		CU_ASSERT_EQUAL(r.outcome, problem_outcome(c));
+		after = problem_retry_after(c, 0, 0);
+		CU_ASSERT_TRUE(after >= 0);
+		if (after > 0)
+			CU_ASSERT_TRUE(problem_should_retry(c, 0, 0));
+		if ((status == 503 || status == 409) &&
+		    problem_should_retry(c, 0, 0))
+			CU_ASSERT_TRUE(after > 0);
+		CU_ASSERT_EQUAL(problem_retry_after(c, 0, 1), 0);
+	}
+	response_clear(&r);
+	/* One code, two causes: the status and the wait tell them apart. */
+	CU_ASSERT_STRING_EQUAL(problem_code_name(PROBLEM_COMMIT_UNCONFIRMED),
+	    "REQUEST_STATUS_UNCONFIRMED");
+	CU_ASSERT_EQUAL(problem_status(PROBLEM_REQUEST_STATUS_UNCONFIRMED), 409);
+	CU_ASSERT_EQUAL(problem_status(PROBLEM_COMMIT_UNCONFIRMED), 503);
+	CU_ASSERT_EQUAL(problem_retry_after(PROBLEM_DATABASE_UNAVAILABLE, 0, 0),
+	    5);
+	CU_ASSERT_EQUAL(problem_retry_after(PROBLEM_DATABASE_OUT_OF_SPACE, 0,
+	    0), 30);
+	/* Out of stock: a wait only while nothing was recorded. */
+	CU_ASSERT_EQUAL(problem_retry_after(PROBLEM_OUT_OF_STOCK, 0, 0), 60);
+	CU_ASSERT_EQUAL(problem_retry_after(PROBLEM_OUT_OF_STOCK, 1, 0), 0);
+	CU_ASSERT_EQUAL(problem_status(PROBLEM_COUNT), 500);
+}
+
 /* The problem suite. */
 static const struct unit_test tests[] = {
 	{ "render", test_render },
@@ -123,6 +168,7 @@ static const struct unit_test tests[] = {
 	{ "unknown code", test_unknown_code_and_reason },
 	{ "response", test_response },
 	{ "Should-Retry", test_should_retry },
+	{ "the table", test_table },
 	{ NULL, NULL },
 };
 
