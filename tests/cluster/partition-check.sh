@@ -6,8 +6,9 @@
 # the web hosts reach it, a clean 2-1 split, a flapping link, 1-1-1, a web
 # host cut mid-request), the history checker after each, and the events
 # the relays of the web hosts delivered to a receiver in the client
-# namespace.  Two checks per fault (its line must say violations=0, and
-# every event of its orders delivered), one for the run's exit status.
+# namespace.  Three checks per fault (its line must say violations=0,
+# every cancel sent during it answered 200 and checked, and every event
+# of its orders delivered), one for the run's exit status.
 # Prints "RESULT partition-check <passed> <failed>".
 . "$(dirname -- "$0")/../lib/http.sh"
 
@@ -28,6 +29,12 @@ for f in minority split flap nquorum webcut mixed; do
 		fi
 	else
 		fail "partition $f" "${line:-no summary line}"
+	fi
+	if [[ $line =~ \ cancels=([0-9]+)/([0-9]+) ]] && ((BASH_REMATCH[2] > 0)) &&
+	    [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+		ok "partition $f: all ${BASH_REMATCH[2]} cancels answered 200 and checked"
+	else
+		fail "partition $f: cancels" "${line:-no summary line}"
 	fi
 	if [[ $line =~ \ events=([0-9]+)\ delivered=([0-9]+)\ dup_deliveries=([0-9]+) ]] &&
 	    ((BASH_REMATCH[1] > 0)) && [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then

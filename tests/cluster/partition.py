@@ -11,7 +11,10 @@ For each fault, one at a time: clients send create-order requests for
 fresh keys to random web hosts and retry a key (same key, same body,
 another random web host, backoff with jitter) after no answer within
 their timeout, any 5xx and 409 REQUEST_IN_PROGRESS/REQUEST_STATUS_
-UNCONFIRMED; a prober polls every web host's _health and every node's
+UNCONFIRMED; a share of the orders acknowledged (--cancel-pct) is then
+cancelled at once, with a cancel key of its own retried the same way, so
+that the fault also cuts through cancels and an order's two events; a
+prober polls every web host's _health and every node's
 wsrep state; the fault is applied, held, healed; the run waits until the
 three nodes are Synced in one Primary component of 3 and every web host
 answers _health 200 (the time to heal), lets the clients finish their
@@ -45,13 +48,17 @@ sockets, with wsrep_sync_wait=1):
   - REQUEST_STATUS_UNCONFIRMED only for a request that overlapped a fault
     (cut to healed) or another request of its key still in flight;
   - stock + sold - restocked = initial on every node, stock >= 0;
+  - an order is CANCELLED exactly when its cancel key's cancel-order row
+    SUCCEEDED; every cancel ends 200 naming its order; no cancel row left
+    PROCESSING;
   - no 500 of the responder's, every 503 of the responder's with
     Retry-After, every key ends with a final answer;
   - the events of the fault's orders, which the relays of w1..w3
     deliver to a receiver in the client namespace
     (tests/cluster/events_check.py): every event delivered, none lost,
     none for an order that does not exist, one effect per event after
-    dedup by webhook-id, never in flight twice at once;
+    dedup by webhook-id, never in flight twice at once, an order's
+    order.cancelled only after its order.created;
   - the fault's own promise: with quorum lost on a web host's side its
     answers are 503 with Retry-After within the request deadline and
     its _health is 503, while the majority side keeps creating (split);
@@ -235,6 +242,8 @@ class Run:
         self.history = []        # every request, a dict each
         self.bodies = {}         # key -> (user, body, fingerprint)
         self.gave_up = []
+        self.cancels = {}        # cancel key -> (create key, orderId)
+        self.cancel_hist = []    # every cancel request, a dict each
         self.windows = []        # (fault, t_cut, t_healed)
         self.hist_out = open(args.history, "w") if args.history else None
         self.skus = [("PT%s-S%d" % (self.run_id, i), 100 * (i + 1))
@@ -261,10 +270,11 @@ class Run:
 
     # -- requests ----------------------------------------------------------
 
-    def record(self, **r):
+    def record(self, into=None, **r):
+        into = self.history if into is None else into
         with self.lock:
-            r["id"] = len(self.history)
-            self.history.append(r)
+            r["id"] = len(into)
+            into.append(r)
             if self.hist_out:
                 self.hist_out.write(json.dumps(r, sort_keys=True) + "\n")
         return r
@@ -332,6 +342,39 @@ class Run:
             web = self.rng.choice(sorted(self.web))
         with self.lock:
             self.gave_up.append(key)
+        return None
+
+    def send_cancel(self, client, key, oid, phase):
+        """Cancel the order OID that KEY created, with a cancel key of its
+        own, until a final answer (retried as send_key does)."""
+        user = self.bodies[key][0]
+        ckey = key + "-cancel"
+        with self.lock:
+            self.cancels[ckey] = (key, oid)
+        give_up = time.monotonic() + self.args.give_up
+        for attempt in range(200):
+            web = self.rng.choice(sorted(self.web))
+            t0 = time.time()
+            st, code, doc, hdrs = http(
+                "%s/%s/cancel" % (self.web[web], oid), self.client_timeout,
+                user, ckey, {"reason": "partition"})
+            r = self.record(self.cancel_hist, client=client, web=web,
+                            key=ckey, t_send=t0, t_end=time.time(),
+                            status=st, code=code, phase=phase,
+                            order=doc.get("orderId")
+                            if isinstance(doc, dict) else None,
+                            state=doc.get("status")
+                            if isinstance(doc, dict) else None,
+                            replayed=hdrs.get("Idempotent-Replayed") ==
+                            "true", retry_after=hdrs.get("Retry-After"))
+            if self.final(r):
+                return r
+            if time.monotonic() > give_up:
+                break
+            time.sleep(self.rng.uniform(0.05, min(2.0, 0.1 * 2 **
+                                                  min(attempt + 1, 5))))
+        with self.lock:
+            self.gave_up.append(ckey)
         return None
 
     # -- a fault -------------------------------------------------------------
@@ -418,7 +461,10 @@ class Run:
                         return
                     counter[0] += 1
                 key = self.new_key(phase, i)
-                self.send_key("c%d" % cid, key, phase)
+                r = self.send_key("c%d" % cid, key, phase)
+                if r and r["status"] == 201 and \
+                        self.rng.uniform(0, 100) < a.cancel_pct:
+                    self.send_cancel("c%d" % cid, key, r["order"], phase)
                 # Keys spread over the whole fault, not spent at once.
                 stop_keys.wait(self.rng.uniform(0.5, 1.5) * pace)
 
@@ -888,8 +934,10 @@ class Run:
             o = by_id.get("o-" + oid)
             if o:
                 o["items"][sku] = int(qty)
-        ledger = {}
+        ledger, cancel_rows = {}, {}
         for p, op, k, st, rid, rs, fp, _ in rows["ledger"]:
+            if op == "cancel-order":
+                cancel_rows[k] = (st, rid)
             if op != "create-order":
                 continue
             ledger[k] = (st, rid)
@@ -998,13 +1046,66 @@ class Run:
                 if st == 503 and code and not r["retry_after"]:
                     v.append("%s: 503 %s without Retry-After from %s" % (
                         k, code, r["web"]))
+        ctx["cancels"] = self.check_cancels(ctx, orders, cancel_rows)
         for k in self.gave_up:
-            if k in by_key:
+            if k in by_key or k in ctx["cancels"]:
                 v.append("%s: no final answer within %ds of retries" % (
                     k, self.args.give_up))
         self.check_promise(ctx, hist)
         self.check_events(ctx, like)
         self.report(ctx, hist, keys, by_key, acked, orders)
+
+    def check_cancels(self, ctx, orders, cancel_rows):
+        """The fault's cancels against the rows after healing; returns
+        their keys."""
+        v = ctx["violations"]
+        prefix = "pt-%s-%s" % (self.run_id, ctx["phase"])
+        mine = {c: ko for c, ko in self.cancels.items()
+                if c.startswith(prefix)}
+        by_ckey = {}
+        for r in self.cancel_hist:
+            if r["key"] in mine:
+                by_ckey.setdefault(r["key"], []).append(r)
+        acked = 0
+        for ckey, (key, oid) in sorted(mine.items()):
+            rs = by_ckey.get(ckey, [])
+            o = orders.get(key)
+            st, rid = cancel_rows.get(ckey, ("none", ""))
+            if st == "PROCESSING":
+                v.append("%s: cancel ledger row left PROCESSING" % ckey)
+            cancelled = o is not None and o["status"] == "CANCELLED"
+            if cancelled != (st == "SUCCEEDED"):
+                v.append("%s: cancel ledger %s but %s is %s" % (
+                    ckey, st, oid, o["status"] if o else "missing"))
+            if any(r["status"] == 200 for r in rs):
+                acked += 1
+            for r in rs:
+                if r["status"] == 500 and r["code"]:
+                    v.append("%s: 500 %s from %s" % (ckey, r["code"],
+                                                     r["web"]))
+                if r["status"] == 503 and r["code"] and not \
+                        r["retry_after"]:
+                    v.append("%s: 503 %s without Retry-After from %s" % (
+                        ckey, r["code"], r["web"]))
+                if r["status"] == 200:
+                    if r["order"] != oid or r["state"] != "CANCELLED":
+                        v.append("%s: 200 names %s %s, the cancel was of"
+                                 " %s" % (ckey, r["order"], r["state"],
+                                          oid))
+                    if not cancelled:
+                        v.append("%s: 200, but %s is %s after healing" % (
+                            ckey, oid, o["status"] if o else "missing"))
+            last = rs[-1] if rs else None
+            if last and self.final(last) and last["status"] != 200:
+                v.append("%s: the cancel of %s ended %d %s" % (
+                    ckey, oid, last["status"], last["code"]))
+        cancel_of = {ko[0]: c for c, ko in mine.items()}
+        for key, o in orders.items():
+            if o["status"] == "CANCELLED" and key not in cancel_of:
+                v.append("%s: %s is CANCELLED, no cancel was sent" % (
+                    key, o["id"]))
+        ctx["notes"]["cancels"] = "%d/%d" % (acked, len(mine))
+        return mine
 
     def check_events(self, ctx, like):
         """The fault's events, delivered by the relays once healed."""
@@ -1195,6 +1296,8 @@ def main():
     ap.add_argument("--client-timeout", type=float, default=8.0,
                     help="seconds a client waits for an answer (8)")
     ap.add_argument("--give-up", type=float, default=120.0)
+    ap.add_argument("--cancel-pct", type=float, default=30.0,
+                    help="per cent of acknowledged orders then cancelled")
     ap.add_argument("--heal-limit", type=float, default=120.0)
     ap.add_argument("--seed", type=int)
     ap.add_argument("--receiver", required=True, metavar="HOST:PORT",
