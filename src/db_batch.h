@@ -1,14 +1,14 @@
 /*
  * A batch: statements sent together in one round trip on a connection
- * of db.c.  The SQL is written by this program, every value in it a
- * number formatted here or a string written as a hex literal, so that
- * no request byte can change it.  The server runs the statements in order
- * and stops at the first that fails; db_batch_run() reads and checks
- * every result.  A statement that must change an exact number of rows
- * before a COMMIT in the same batch is followed by db_batch_guard(),
- * which fails on the server otherwise, so the COMMIT never runs; a read
- * that must find no row before a write is followed by
- * db_batch_guard_found(), so that the write never runs when it did.
+ * of db.c.  The SQL is written by this program (sql.c), every value in
+ * it a number formatted there or a string written as a hex literal, so
+ * that no request byte can change it.  The server runs the statements
+ * in order and stops at the first that fails; db_batch_run() reads and
+ * checks every result.  A statement that must change an exact number of
+ * rows before a COMMIT in the same batch is followed by
+ * db_batch_guard(), which fails on the server otherwise, so the COMMIT
+ * never runs; a read that must find no row before a write is followed
+ * by db_batch_guard_found(), so that the write never runs when it did.
  *
  * Every write after the ledger claim depends on the transaction's own
  * uncommitted claim row (db_batch_own_join(), db_batch_own_from()): on a
