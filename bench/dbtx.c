@@ -47,6 +47,7 @@
 #include "order_input.h"
 #include "order_view.h"
 #include "response.h"
+#include "sql.h"
 #include "store.h"
 
 /* The step-by-step create's statements, kept by the connection. */

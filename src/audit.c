@@ -40,8 +40,8 @@
 #include "buf.h"
 #include "conf.h"
 #include "db.h"
-#include "db_batch.h"
 #include "log.h"
+#include "sql.h"
 #include "utf8.h"
 
 #define AUDIT_SAMPLE		10
@@ -63,7 +63,7 @@ struct audit_check {
 	const char		*name;
 	const char		*what;
 	enum audit_param	 param;
-	enum db_sql		 sql;	/* rows: offending id, detail */
+	enum sql_id		 sql;	/* rows: offending id, detail */
 };
 
 static const struct audit_check checks[] = {
@@ -187,7 +187,7 @@ run_check(struct db *db, const struct audit_check *c, long long param,
 	buf_init(&sql, AUDIT_SQL_MAX);
 	/* Every check's SQL takes the epoch second audited from, then
 	 * its parameter, if any. */
-	if (db_sql_printf(&sql, c->sql, since, param) == -1) {
+	if (sql_printf(&sql, c->sql, since, param) == -1) {
 		snprintf(db->last_error, sizeof(db->last_error),
 		    "%s: query too long", c->name);
 		buf_free(&sql);

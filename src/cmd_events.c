@@ -15,6 +15,7 @@
 #include "db.h"
 #include "db_batch.h"
 #include "log.h"
+#include "sql.h"
 
 #define EVENTS_LIST_MAX	100000
 
@@ -84,7 +85,7 @@ events_list(struct cmd_line *cl, const struct conf *conf, struct db_batch *b,
     int argc, char **argv)
 {
 	const char	*state = NULL;
-	enum db_sql	 where;
+	enum sql_id	 where;
 	long		 limit = 100;
 	char		*end;
 	int		 i;

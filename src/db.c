@@ -20,9 +20,11 @@
 #include <ma_pvio.h>	/* per-call read/write bounds (MariaDB Connector/C) */
 #endif
 
+#include "buf.h"
 #include "conf.h"
 #include "db.h"
 #include "log.h"
+#include "sql.h"
 
 #ifndef ER_STATEMENT_TIMEOUT
 #define ER_STATEMENT_TIMEOUT	1969
@@ -612,13 +614,7 @@ db_node_ready(struct db *db)
 	if (rc != DB_OK)
 		return rc;
 	db->round_trips++;
-	if (mysql_query(db->my, "SELECT "
-	    "MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT', "
-	    "VARIABLE_VALUE, NULL)), "
-	    "MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_STATUS', "
-	    "VARIABLE_VALUE, NULL)) FROM information_schema.GLOBAL_STATUS "
-	    "WHERE VARIABLE_NAME IN ('WSREP_LOCAL_STATE_COMMENT', "
-	    "'WSREP_CLUSTER_STATUS')") != 0) {
+	if (mysql_query(db->my, sql_text(SQL_DB_NODE_STATE)) != 0) {
 		rc = db_conn_fail(db);
 		/*
 		 * With causal reads on, a node outside the Primary component
@@ -722,17 +718,15 @@ db_open(struct db *db, int in_request)
 		db_disconnect(db);
 		return rc;
 	}
-	rc = db_exec(db, "SET SESSION TRANSACTION ISOLATION LEVEL "
-	    "READ COMMITTED");
+	rc = db_exec(db, sql_text(SQL_DB_ISOLATION));
 	if (rc == DB_OK)
-		rc = db_exec(db, "SET SESSION autocommit = 0, "
-		    "time_zone = '+00:00', "
-		    "sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'");
+		rc = db_exec(db, sql_text(SQL_DB_SESSION));
 	/* A Galera node?  (@@wsrep_on is OFF, or unknown, elsewhere.) */
 	db->galera = 0;
 	if (rc == DB_OK)
 		db->round_trips++;
-	if (rc == DB_OK && mysql_query(db->my, "SELECT @@wsrep_on") == 0) {
+	if (rc == DB_OK &&
+	    mysql_query(db->my, sql_text(SQL_DB_GALERA)) == 0) {
 		res = mysql_store_result(db->my);
 		if (res != NULL) {
 			row = mysql_fetch_row(res);
@@ -742,7 +736,7 @@ db_open(struct db *db, int in_request)
 		}
 	}
 	if (rc == DB_OK && db->galera)
-		rc = db_exec(db, "SET SESSION wsrep_sync_wait = 1");
+		rc = db_exec(db, sql_text(SQL_DB_CAUSAL_READS));
 	if (rc == DB_OK)
 		rc = db_node_ready(db);
 	if (rc != DB_OK) {
@@ -819,15 +813,18 @@ db_ping(struct db *db)
 static int
 db_session_limits(struct db *db, int lock_s, long stmt_ms)
 {
-	char	 sql[160];
-	int	 rc;
+	struct buf	 sql;
+	int		 rc;
 
 	if (lock_s == db->lock_wait_s && stmt_ms == db->stmt_time_ms)
 		return DB_OK;
-	snprintf(sql, sizeof(sql), "SET SESSION innodb_lock_wait_timeout = %d,"
-	    " max_statement_time = %ld.%03ld", lock_s, stmt_ms / 1000,
-	    stmt_ms % 1000);
-	rc = db_exec(db, sql);
+	buf_init(&sql, 256);
+	if (sql_printf(&sql, SQL_DB_LIMITS, lock_s, stmt_ms / 1000,
+	    stmt_ms % 1000) == -1)
+		rc = db_fail(db, DB_ERROR, CR_OUT_OF_MEMORY, "out of memory");
+	else
+		rc = db_exec(db, sql.p);
+	buf_free(&sql);
 	if (rc != DB_OK)
 		return rc;
 	db->lock_wait_s = lock_s;

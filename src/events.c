@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "db_batch.h"
 #include "events.h"
+#include "sql.h"
 #include "text.h"
 
 const char *const event_outcome_names[EVENT_OUTCOMES] = {

@@ -25,10 +25,10 @@
 
 #include "conf.h"
 #include "db.h"
-#include "db_batch.h"
 #include "expire.h"
 #include "log.h"
 #include "mono.h"
+#include "sql.h"
 
 #define EXPIRE_TRIES	20	/* attempts of one batch */
 
@@ -37,14 +37,14 @@
  * the affected rows, or the single value a COUNT(*) query returns.
  */
 static int
-run(struct db *db, enum db_sql sql, long long *params, int np, int is_count,
+run(struct db *db, enum sql_id sql, long long *params, int np, int is_count,
     long long *rows)
 {
 	MYSQL_STMT	*st;
 	MYSQL_BIND	 p[2], r[1];
 	int		 i, rc;
 
-	rc = db_stmt_prepare(db, db_sql(sql), strlen(db_sql(sql)), &st);
+	rc = db_stmt_prepare(db, sql_text(sql), strlen(sql_text(sql)), &st);
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < np; i++)
@@ -76,7 +76,7 @@ out:
  * a lost connection is reconnected.
  */
 static int
-batches(struct db *db, enum db_sql sql, long long *params, int np,
+batches(struct db *db, enum sql_id sql, long long *params, int np,
     long batch, long pause_ms, long long *total, long *nbatches)
 {
 	long long	 rows, t0;

@@ -11,9 +11,9 @@
 #include "buf.h"
 #include "conf.h"
 #include "db.h"
-#include "db_batch.h"
 #include "log.h"
 #include "migrate.h"
+#include "sql.h"
 
 #define MIGRATION_MAX	(1024 * 1024)
 
@@ -69,7 +69,7 @@ read_file(const char *path, struct buf *b)
  * SQL_MIGRATE_STATE, copy the state into state (empty when there is no row).
  */
 static int
-version_stmt(struct db *db, enum db_sql sql, const char *version,
+version_stmt(struct db *db, enum sql_id sql, const char *version,
     char *state, size_t size)
 {
 	MYSQL_STMT	*st;
@@ -78,7 +78,7 @@ version_stmt(struct db *db, enum db_sql sql, const char *version,
 	my_bool		 nul = 0;
 	int		 rc;
 
-	rc = db_stmt_prepare(db, db_sql(sql), strlen(db_sql(sql)), &st);
+	rc = db_stmt_prepare(db, sql_text(sql), strlen(sql_text(sql)), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], version, strlen(version));
@@ -183,7 +183,7 @@ lock_take(struct db *db, int *locked)
 	MYSQL_ROW	 row;
 
 	*locked = 0;
-	if (mysql_query(db->my, db_sql(SQL_MIGRATE_LOCK)) != 0)
+	if (mysql_query(db->my, sql_text(SQL_MIGRATE_LOCK)) != 0)
 		return db_fail(db, DB_OK, mysql_errno(db->my),
 		    mysql_error(db->my));
 	res = mysql_store_result(db->my);
@@ -225,8 +225,8 @@ migrate_run(const struct conf *conf)
 		    "the lock for 60 s");
 		goto out;
 	}
-	if (db_exec(&db, db_sql(SQL_MIGRATE_TABLE)) != DB_OK ||
-	    db_exec(&db, db_sql(SQL_MIGRATE_STATE_COLUMN)) != DB_OK ||
+	if (db_exec(&db, sql_text(SQL_MIGRATE_TABLE)) != DB_OK ||
+	    db_exec(&db, sql_text(SQL_MIGRATE_STATE_COLUMN)) != DB_OK ||
 	    db_commit(&db) != DB_OK)
 		goto dberr;
 	n = scandir(conf->schema_dir, &names, NULL, name_cmp);
@@ -264,7 +264,7 @@ dberr:
 	log_warnx("migrate: %s", db.last_error);
 out:
 	if (locked && db.my != NULL)
-		db_exec(&db, db_sql(SQL_MIGRATE_UNLOCK));
+		db_exec(&db, sql_text(SQL_MIGRATE_UNLOCK));
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

@@ -27,7 +27,7 @@
 
 #include "conf.h"
 #include "db.h"
-#include "db_batch.h"
+#include "sql.h"
 #include "stock_admin.h"
 #include "text.h"
 
@@ -296,8 +296,8 @@ write_rows(struct db *db, const struct stock_row *rows, size_t n,
 
 	memset(cnt, 0, sizeof(*cnt));
 	*failed_line = n > 0 ? rows[0].line : 0;
-	rc = db_stmt_prepare(db, db_sql(SQL_STOCK_UPSERT),
-	    strlen(db_sql(SQL_STOCK_UPSERT)), &st);
+	rc = db_stmt_prepare(db, sql_text(SQL_STOCK_UPSERT),
+	    strlen(sql_text(SQL_STOCK_UPSERT)), &st);
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < n; i++) {
@@ -426,8 +426,8 @@ cmd_list(const struct conf *conf, FILE *out)
 
 	db_init(&db, conf);
 	if (db_connect(&db) != DB_OK ||
-	    db_stmt_prepare(&db, db_sql(SQL_STOCK_LIST),
-	    strlen(db_sql(SQL_STOCK_LIST)), &st) != DB_OK ||
+	    db_stmt_prepare(&db, sql_text(SQL_STOCK_LIST),
+	    strlen(sql_text(SQL_STOCK_LIST)), &st) != DB_OK ||
 	    db_execute(&db, st, NULL) != DB_OK) {
 		fprintf(stderr, "idemorders: stock list: database: %s\n",
 		    db.last_error);

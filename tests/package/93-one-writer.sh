@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One writer of SQL text: no C source under src/ holds SQL outside the
-# statements table of src/db_batch.c.  Every C string literal of src/
+# statements table of src/sql.c.  Every C string literal of src/
 # (adjacent literals joined, as the compiler joins them; comments
 # dropped) is read for the shapes of SQL this program writes: a
 # statement's head (SELECT, INSERT INTO, UPDATE t SET, DELETE FROM,
@@ -8,17 +8,17 @@
 # f(...), START TRANSACTION) or a clause of one (FROM t, WHERE c, JOIN t,
 # VALUES (, ORDER BY, LIMIT n, ON DUPLICATE KEY, FOR UPDATE,
 # UTC_TIMESTAMP(, INTERVAL).  Migrations (schema/*.sql) are not C.
-# SQL_WRITERS lists the files allowed to hold SQL text: db_batch.c, and
-# db.c, whose session statements (set up at connect, limits per
-# deadline, a Galera node's state) are still its own: it stands a floor
-# below db_batch.c, which cannot lend it its table without a circle.
-# And the include graph: the cancel does not stand on the create, the
-# business rules do not see the database client.  Needs no stack: it
-# reads the tree.
+# SQL_WRITERS lists the files allowed to hold SQL text: sql.c alone, the
+# lowest floor (string formatting, no database client), from which db.c
+# takes its session statements and db_batch.c, a floor above db.c, its
+# batches.  And the include graph: sql.c does not see the database
+# client, db.c does not stand on db_batch.c, the cancel does not stand
+# on the create, the business rules do not see the database client.
+# Needs no stack: it reads the tree.
 # shellcheck source=tests/lib/http.sh
 . "$(dirname -- "$0")/../lib/http.sh"
 
-SQL_WRITERS=(src/db_batch.c src/db.c)
+SQL_WRITERS=(src/sql.c)
 
 # sql_scan DIR ALLOWED...: "file:line: literal" for each literal of
 # DIR/src/*.[ch] that holds SQL, the files ALLOWED (src/NAME) apart.
@@ -91,6 +91,14 @@ while todo:
 print("\n".join(sorted(seen)))
 PY
 }
+inc=$(includes sql.c)
+[[ -n $inc ]] && ! grep -qx '<mysql.h>' <<<"$inc" &&
+    ok "src/sql.c (the SQL text) does not reach <mysql.h>" ||
+    fail "sql.c's includes" "$(tr '\n' ' ' <<<"$inc")"
+inc=$(includes db.c)
+grep -qx 'sql.h' <<<"$inc" && ! grep -qx 'db_batch.h' <<<"$inc" &&
+    ok "src/db.c takes its statements from sql.h, not db_batch.h" ||
+    fail "db.c's includes" "$(tr '\n' ' ' <<<"$inc")"
 inc=$(includes order_cancel.c)
 [[ -n $inc ]] && ! grep -qx 'order_create.h' <<<"$inc" &&
     ok "src/order_cancel.c does not reach order_create.h" ||

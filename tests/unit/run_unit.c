@@ -31,6 +31,7 @@ static const struct unit_suite *const suites[] = {
 	&test_rules_suite,
 	&test_peers_suite,
 	&test_webhook_suite,
+	&test_sql_suite,
 	&test_db_batch_suite,
 };
 

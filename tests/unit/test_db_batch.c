@@ -21,58 +21,6 @@
 #define GUARD(n) "SET @idemorders_guard = 18446744073709551615 + " \
 	"(ROW_COUNT() <> " n ")"
 
-/* Values are written by type: hex literals, words quoted, numbers. */
-static void
-test_placeholders(void)
-{
-	struct buf	 b;
-
-	buf_init(&b, 4096);
-	CU_ASSERT_EQUAL(db_sql_printf(&b, SQL_EVENTS_SHOW, "a'\\"), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "WHERE webhook_id = X'61275C'"));
-	buf_reset(&b);
-	CU_ASSERT_EQUAL(db_sql_printf(&b, SQL_LEDGER_BATCH_FINISH, "SUCCEEDED",
-	    201, "a\0b", (size_t)3, NULL, (size_t)0, NULL, 7ULL), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "status = 'SUCCEEDED', "
-	    "response_status = 201, response_headers = X'610062', "
-	    "response_body = X'', resource_id = NULL, "));
-	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "WHERE id = 7 AND"));
-	/* A word that is not one is refused, never quoted. */
-	buf_reset(&b);
-	CU_ASSERT_EQUAL(db_sql_printf(&b, SQL_LEDGER_BATCH_FINISH,
-	    "X', status = 'SUCCEEDED", 201, "", (size_t)0, "", (size_t)0,
-	    NULL, 7ULL), -1);
-	CU_ASSERT_PTR_NULL(strstr(b.p != NULL ? b.p : "", "X', status"));
-	buf_reset(&b);
-	CU_ASSERT_EQUAL(db_sql_printf(&b, SQL_LEDGER_BATCH_FINISH, "", 201,
-	    "", (size_t)0, "", (size_t)0, NULL, 7ULL), -1);
-	/* A fragment, with "%%" for a per cent sign. */
-	buf_reset(&b);
-	CU_ASSERT_EQUAL(db_sql_printf(&b, SQL_EVENTS_LIST, SQL_EVENTS_DEAD,
-	    5L), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "DATE_FORMAT(created_at, "
-	    "'%Y-%m-%dT%H:%i:%sZ')"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(b.p, " FROM events WHERE state = 'dead' "
-	    "ORDER BY id LIMIT 5"));
-	/* Unknown statements are refused. */
-	CU_ASSERT_PTR_NULL(db_sql(SQL_N));
-	CU_ASSERT_EQUAL(db_sql_printf(&b, SQL_N), -1);
-	/* Prepared text stands as it is. */
-	CU_ASSERT_PTR_NOT_NULL(strstr(db_sql(SQL_STORE_GET_ORDER),
-	    "'%Y-%m-%dT%H:%i:%sZ'"));
-	buf_free(&b);
-}
-
-/* Every statement of the table has its text. */
-static void
-test_table_whole(void)
-{
-	int	 i;
-
-	for (i = 0; i < SQL_N; i++)
-		CU_ASSERT_PTR_NOT_NULL(db_sql((enum db_sql)i));
-}
-
 /* The batched statements of an order are the text they always were. */
 static void
 test_order_text(void)
@@ -191,8 +139,6 @@ test_cancel_ledger_event_text(void)
 }
 
 static const struct unit_test tests[] = {
-	{ "typed placeholders", test_placeholders },
-	{ "the table is whole", test_table_whole },
 	{ "an order's statements", test_order_text },
 	{ "a cancel's, the ledger's, a delivery's", test_cancel_ledger_event_text },
 	{ NULL, NULL },

@@ -47,6 +47,7 @@ extern const struct unit_suite test_stock_admin_suite;
 extern const struct unit_suite test_rules_suite;
 extern const struct unit_suite test_peers_suite;
 extern const struct unit_suite test_webhook_suite;
+extern const struct unit_suite test_sql_suite;
 extern const struct unit_suite test_db_batch_suite;
 
 #endif
