@@ -50,13 +50,6 @@
 #include "sql.h"
 #include "store.h"
 
-/* The step-by-step create's statements, kept by the connection. */
-#define DBTX_STOCK_LOCK		(DBS_OWN + 0)
-#define DBTX_ORDER_INSERT	(DBS_OWN + 1)
-#define DBTX_ITEM_INSERT	(DBS_OWN + 2)
-#define DBTX_STOCK_DECREASE	(DBS_OWN + 3)
-#define DBTX_EVENT_INSERT	(DBS_OWN + 4)
-_Static_assert(DBTX_EVENT_INSERT < DBS_COUNT, "db.h keeps too few ids");
 
 #define MAX_THREADS	256
 #define MAX_SAMPLES	(1 << 20)
@@ -127,7 +120,7 @@ naive_lock_stock(struct db *db, const struct order_input *in,
 	long long	 avail;
 	int		 rc;
 
-	rc = db_stmt(db, DBTX_STOCK_LOCK, sql, &st);
+	rc = db_stmt(db, sql, &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], in->items[0].sku, strlen(in->items[0].sku));
@@ -168,7 +161,7 @@ naive_insert_order(struct db *db, const char *principal, const char *key,
 	const char	*ship = shipping_name(in->shipping);
 	int		 rc;
 
-	rc = db_stmt(db, DBTX_ORDER_INSERT, sql, &st);
+	rc = db_stmt(db, sql, &st);
 	if (rc != DB_OK)
 		return rc;
 	to_mysql_time(created, &mt);
@@ -204,7 +197,7 @@ naive_insert_item(struct db *db, unsigned long long order_id,
 	long long	 oid = (long long)order_id, price = unit_price;
 	int		 qty = it->qty, rc;
 
-	rc = db_stmt(db, DBTX_ITEM_INSERT, sql, &st);
+	rc = db_stmt(db, sql, &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_i64(&p[0], &oid);
@@ -235,7 +228,7 @@ naive_insert_event(struct db *db, unsigned long long order_id,
 
 	if (events_webhook_id(wid, sizeof(wid)) == -1)
 		return db_fail(db, DB_ERROR, 0, "no webhook-id");
-	rc = db_stmt(db, DBTX_EVENT_INSERT, sql, &st);
+	rc = db_stmt(db, sql, &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_i64(&p[0], &oid);
@@ -262,7 +255,7 @@ naive_decrease_stock(struct db *db, const struct order_item *it)
 	MYSQL_BIND	 p[3];
 	int		 qty = it->qty, rc;
 
-	rc = db_stmt(db, DBTX_STOCK_DECREASE, sql, &st);
+	rc = db_stmt(db, sql, &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_int(&p[0], &qty);

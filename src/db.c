@@ -350,10 +350,10 @@ db_disconnect(struct db *db)
 {
 	size_t	 i;
 
-	for (i = 0; i < DBS_COUNT; i++) {
-		if (db->stmts[i] != NULL)
-			mysql_stmt_close(db->stmts[i]);
-		db->stmts[i] = NULL;
+	for (i = 0; i < DB_STMT_MAX; i++) {
+		if (db->stmts[i].st != NULL)
+			mysql_stmt_close(db->stmts[i].st);
+		db->stmts[i].st = NULL;
 	}
 	if (db->my != NULL)
 		mysql_close(db->my);
@@ -1004,21 +1004,31 @@ db_stmt_prepare(struct db *db, const char *sql, size_t len, MYSQL_STMT **out)
 }
 
 /*
- * Set *out to the prepared statement for id, preparing sql on first use
- * on this connection.  The connection keeps it.
+ * Set *out to the prepared statement of the constant text sql, preparing
+ * it on first use on this connection.  The connection keeps it, under
+ * the text's address, in one of DB_STMT_MAX slots.
  */
 int
-db_stmt(struct db *db, enum db_stmt_id id, const char *sql, MYSQL_STMT **out)
+db_stmt(struct db *db, const char *sql, MYSQL_STMT **out)
 {
+	size_t	 i;
 	int	 rc;
 
-	if (db->stmts[id] != NULL && !db->broken) {
-		*out = db->stmts[id];
+	for (i = 0; i < DB_STMT_MAX; i++)
+		if (db->stmts[i].sql == sql || db->stmts[i].sql == NULL)
+			break;
+	if (i == DB_STMT_MAX)
+		return db_fail(db, DB_ERROR, CR_OUT_OF_MEMORY, "too many "
+		    "prepared statements for one connection");
+	if (db->stmts[i].st != NULL && !db->broken) {
+		*out = db->stmts[i].st;
 		return DB_OK;
 	}
 	rc = db_stmt_prepare(db, sql, strlen(sql), out);
-	if (rc == DB_OK)
-		db->stmts[id] = *out;
+	if (rc == DB_OK) {
+		db->stmts[i].sql = sql;
+		db->stmts[i].st = *out;
+	}
 	return rc;
 }
 

@@ -36,22 +36,12 @@ enum db_err {
 };
 
 /*
- * Statements prepared once per connection.  A program with statements
- * of its own (bench/dbtx) numbers them from DBS_OWN to DBS_COUNT - 1.
+ * Statements prepared once per connection (db_stmt()), known by their
+ * text's address: a caller's statement text is a constant of its own
+ * (sql_text() of sql.c's table, bench/dbtx's), so the cache needs no
+ * names of the floors above.
  */
-enum db_stmt_id {
-	DBS_LEDGER_INSERT = 0,
-	DBS_LEDGER_READ,
-	DBS_LEDGER_FINISH,
-	DBS_ORDER_GET,
-	DBS_STOCK_TOUCH,
-	DBS_LIST_FIRST,
-	DBS_LIST_AFTER,
-	DBS_LIST_BEFORE,
-	DBS_LIST_PAGE,
-	DBS_OWN,
-	DBS_COUNT = DBS_OWN + 5,
-};
+#define DB_STMT_MAX		16
 #define DB_NODES_MAX		16	/* in db_host's list */
 #define DB_FAILBACK_S		30	/* then try the first node again */
 #define DB_NODE_HOLD_S		5	/* a node that failed is skipped */
@@ -78,7 +68,10 @@ struct db_mark {
 struct db {
 	const struct conf	*conf;
 	MYSQL			*my;		/* NULL when disconnected */
-	MYSQL_STMT		*stmts[DBS_COUNT];
+	struct {
+		const char	*sql;		/* the text, by address */
+		MYSQL_STMT	*st;
+	}			 stmts[DB_STMT_MAX];
 	int			 broken;	/* drop before the next use */
 	int			 read_open;	/* a read-only transaction */
 	unsigned long		 round_trips;	/* statements or batches sent */
@@ -117,7 +110,7 @@ int	db_commit(struct db *);
 int	db_rollback(struct db *);
 void	db_end_read(struct db *);
 void	db_idle(struct db *);
-int	db_stmt(struct db *, enum db_stmt_id, const char *, MYSQL_STMT **);
+int	db_stmt(struct db *, const char *, MYSQL_STMT **);
 int	db_stmt_prepare(struct db *, const char *, size_t, MYSQL_STMT **);
 int	db_execute(struct db *, MYSQL_STMT *, MYSQL_BIND *);
 int	db_bind_result(struct db *, MYSQL_STMT *, MYSQL_BIND *);

@@ -64,7 +64,7 @@ ledger_insert(struct db *db, const struct ledger_scope *s, const char *fp,
 	long long	 ret = retention_s;
 	int		 rc;
 
-	rc = db_stmt(db, DBS_LEDGER_INSERT, sql_text(SQL_LEDGER_INSERT), &st);
+	rc = db_stmt(db, sql_text(SQL_LEDGER_INSERT), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
@@ -110,7 +110,7 @@ ledger_read(struct db *db, const struct ledger_scope *s,
 	my_bool		 nul[7];
 	int		 rc, found = 0;
 
-	rc = db_stmt(db, DBS_LEDGER_READ, sql_text(SQL_LEDGER_READ), &st);
+	rc = db_stmt(db, sql_text(SQL_LEDGER_READ), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], s->principal, strlen(s->principal));
@@ -203,8 +203,7 @@ ledger_finish(struct db *db, const struct ledger_scope *s,
 	const char	*status = ledger_status_name(state);
 	int		 code = resp->status, rc;
 
-	rc = db_stmt(db, DBS_LEDGER_FINISH, sql_text(SQL_LEDGER_FINISH),
-	    &st);
+	rc = db_stmt(db, sql_text(SQL_LEDGER_FINISH), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_str(&p[0], status, strlen(status));

@@ -25,7 +25,7 @@ store_touch_stock(struct db *db, const struct order_input *in,
 	size_t		 i;
 	int		 rc;
 
-	rc = db_stmt(db, DBS_STOCK_TOUCH, sql_text(SQL_STORE_TOUCH), &st);
+	rc = db_stmt(db, sql_text(SQL_STORE_TOUCH), &st);
 	if (rc != DB_OK)
 		return rc;
 	for (i = 0; i < in->nitems; i++) {
@@ -58,7 +58,7 @@ store_get_order(struct db *db, const char *principal, unsigned long long id,
 	int			 rc, qty;
 
 	memset(v, 0, sizeof(*v));
-	rc = db_stmt(db, DBS_ORDER_GET, sql_text(SQL_STORE_GET_ORDER), &st);
+	rc = db_stmt(db, sql_text(SQL_STORE_GET_ORDER), &st);
 	if (rc != DB_OK)
 		return rc;
 	db_bind_i64(&p[0], &oid);
@@ -485,11 +485,9 @@ store_list_ids(struct db *db, const char *principal, int dir,
 
 	*n = 0;
 	if (dir == 0)
-		rc = db_stmt(db, DBS_LIST_FIRST, sql_text(SQL_STORE_LIST_FIRST),
-		    &st);
+		rc = db_stmt(db, sql_text(SQL_STORE_LIST_FIRST), &st);
 	else
-		rc = db_stmt(db, dir == 1 ? DBS_LIST_AFTER : DBS_LIST_BEFORE,
-		    sql_text(dir == 1 ? SQL_STORE_LIST_AFTER :
+		rc = db_stmt(db, sql_text(dir == 1 ? SQL_STORE_LIST_AFTER :
 		    SQL_STORE_LIST_BEFORE), &st);
 	if (rc != DB_OK)
 		return rc;
@@ -556,7 +554,7 @@ store_list_page(struct db *db, const char *principal,
 	}
 	hi = (long long)ids[0];
 	lo = (long long)ids[n - 1];
-	rc = db_stmt(db, DBS_LIST_PAGE, sql_text(SQL_STORE_LIST_PAGE), &st);
+	rc = db_stmt(db, sql_text(SQL_STORE_LIST_PAGE), &st);
 	if (rc != DB_OK)
 		goto out;
 	db_bind_str(&p[0], principal, strlen(principal));
