@@ -41,9 +41,11 @@ row() {
 	    $0 == n { on = 1; next } /^## / { on = 0 }
 	    on && index($0, "| " name " |") == 1 { print; exit }' "$md"
 }
-# near WANT GOT: GOT within 0.4 of WANT (a short run: the status reads,
-# connections opened and warm-up requests count in too).
-near() { awk -v w="$1" -v g="$2" 'BEGIN { exit !(g + 0 >= w - 0.4 && g + 0 <= w + 0.4) }'; }
+# near WANT GOT: GOT within 0.6 of WANT (a short run: the status reads,
+# connections opened and warm-up requests count in too, and on a loaded
+# machine fewer creates share them: 14.2 to 14.5 seen for 14; one more
+# statement per create would be 15).
+near() { awk -v w="$1" -v g="$2" 'BEGIN { exit !(g + 0 >= w - 0.6 && g + 0 <= w + 0.6) }'; }
 for n in 0 "$N"; do
 	IFS='|' read -r _ _ tx_c tx_d tx_b _ <<<"$(row "$n" "transactions counted")"
 	if [[ ${tx_c// /} -gt 0 && ${tx_d// /} -gt 0 && ${tx_b// /} -gt 0 ]]; then
