@@ -120,6 +120,7 @@ struct relay {
 	int			 nslots;	/* events held at most */
 	int			 conc;		/* relay_concurrency */
 	int			 queued, flight, done;
+	int			 ahead;		/* the last claim was full */
 	unsigned long long	 seq;
 	unsigned long		 claims;
 	char			 host[64];
@@ -337,6 +338,24 @@ static int
 held(const struct relay *r)
 {
 	return r->queued + r->flight + r->done;
+}
+
+/*
+ * How many events to claim now: while the last claim took all it asked
+ * for (a backlog), as many as the relay may hold once relay_concurrency
+ * fit; else one per free delivery slot.  0: none now.
+ */
+static int
+room_now(const struct relay *r)
+{
+	int	 room;
+
+	if (r->ahead) {
+		room = r->nslots - held(r);
+		return room >= r->conc ? room : 0;
+	}
+	room = r->conc - r->flight - r->queued;
+	return room > 0 ? room : 0;
 }
 
 /*
@@ -785,7 +804,7 @@ relay_run(const char *conf_path, struct conf *conf)
 	notify_init();
 	log_info("relay: delivering events to %s (%d at once, timeout %ld "
 	    "ms, polling every %ld ms while idle)", conf->webhook_url,
-	    r.nslots, conf->webhook_timeout_ms, conf->event_poll_ms);
+	    r.conc, conf->webhook_timeout_ms, conf->event_poll_ms);
 	r.disabled = endpoint_disabled(&r) == 1;
 	if (r.disabled)
 		log_warnx("relay: %s answered 410 Gone before: disabled until "
@@ -801,17 +820,18 @@ relay_run(const char *conf_path, struct conf *conf)
 			    strsignal(relay_stop), r.flight);
 			notify_stopping();
 		}
-		if (!relay_stop && r.nslots - held(&r) >= r.conc &&
-		    now >= r.next_poll_ms) {
+		if (!relay_stop && room_now(&r) > 0 && now >= r.next_poll_ms) {
 			/* An order's next event is claimable once recorded. */
 			settle(&r);
-			room = r.nslots - held(&r);
+			room = room_now(&r);
 			r.next_poll_ms = now + r.conf->event_poll_ms;
 			if (r.disabled)
 				r.disabled = endpoint_disabled(&r) != 0;
-			n = r.disabled ? 0 : claim(&r, room);
-			if (n == room)
-				r.next_poll_ms = now;	/* more may wait */
+			n = r.disabled || room <= 0 ? 0 : claim(&r, room);
+			/* All it asked for: more may wait, claim ahead. */
+			r.ahead = n > 0 && n == room;
+			if (r.ahead)
+				r.next_poll_ms = now;
 		}
 		start_queued(&r);
 		drive(&r);
@@ -819,7 +839,7 @@ relay_run(const char *conf_path, struct conf *conf)
 		start_queued(&r);
 		now = mono_ms();
 		wait = r.next_poll_ms - now;
-		if (r.nslots - held(&r) < r.conc || wait > RELAY_WAKE_MS ||
+		if (room_now(&r) <= 0 || wait > RELAY_WAKE_MS ||
 		    relay_stop)
 			wait = RELAY_WAKE_MS;
 		if (r.done > 0 && wait > RELAY_SETTLE_MS)
