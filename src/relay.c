@@ -3,10 +3,12 @@
  * relay_concurrency deliveries at once on one libcurl multi handle
  * (connections kept alive between deliveries).
  *
- *	relay_run()		the loop: claim due events ahead (up to
- *				RELAY_AHEAD + 1 times relay_concurrency held
- *				at once: queued, in flight or ended), whenever
- *				there is room for relay_concurrency more;
+ *	relay_run()		the loop: claim due events, one per free
+ *				slot; while the last claim took all it asked
+ *				for (a backlog), ahead: up to RELAY_AHEAD + 1
+ *				times relay_concurrency held at once (queued,
+ *				in flight or ended), whenever there is room
+ *				for relay_concurrency more;
  *				start queued ones, oldest claim first, while
  *				fewer than relay_concurrency are in flight;
  *				drive the transfers; settle those that ended,
