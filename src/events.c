@@ -217,6 +217,55 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 	return db_batch_more(b, SQL_EVENTS_SETTLE_WHERE, r->id, token);
 }
 
+/* Add "(id = .. AND lease_owner = ..) OR ..." for the n leases of l. */
+static int
+add_leased(struct db_batch *b, const struct event_lease *l, int n)
+{
+	int	 i;
+
+	for (i = 0; i < n; i++)
+		if (db_batch_more(b, i == 0 ? SQL_EVENTS_LEASED :
+		    SQL_EVENTS_OR_LEASED, l[i].id, l[i].token) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * Record that the n events of l (n > 0) were delivered with the HTTP
+ * status status (the caller COMMITs), in EVENT_SETTLE_STATEMENTS
+ * statements whatever n: their count in event_deliveries, then the
+ * events themselves; each only while the lease of the claim that took it
+ * is still the relay's, as events_batch_settle() does for one.
+ */
+int
+events_batch_settle_delivered(struct db_batch *b, const struct event_lease *l,
+    int n, int status)
+{
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_COUNT) == -1 ||
+	    db_batch_more(b, SQL_EVENTS_COUNT_DELIVERED) == -1 ||
+	    db_batch_more(b, SQL_EVENTS_COUNT_MANY) == -1 ||
+	    add_leased(b, l, n) == -1 ||
+	    db_batch_more(b, SQL_EVENTS_COUNT_GROUP) == -1 ||
+	    db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_DELIVERED_SET, status) ==
+	    -1 || db_batch_more(b, SQL_EVENTS_WHERE) == -1)
+		return -1;
+	return add_leased(b, l, n);
+}
+
+/*
+ * Give back the leases of the n claimed events of l (n > 0) that the
+ * relay did not start (it stops, or their lease would end too soon), and
+ * COMMIT: any relay may claim them at once.
+ */
+int
+events_batch_release(struct db_batch *b, const struct event_lease *l, int n)
+{
+	if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_RELEASE) == -1 ||
+	    add_leased(b, l, n) == -1 || db_batch_more(b, SQL_LIST_END) == -1)
+		return -1;
+	return db_batch_commit(b);
+}
+
 /* Write the SHA-256 of url (its key) into md, of EVP_MAX_MD_SIZE bytes. */
 static int
 url_key(const char *url, unsigned char *md, size_t *mdlen)

@@ -58,10 +58,20 @@ void		 event_row_clear(struct event_row *);
 int		 events_batch_claim(struct db_batch *, const char *, long,
 		    int);
 int		 events_read_claimed(MYSQL_RES *, struct event_row *, int);
-#define EVENT_SETTLE_STATEMENTS	2	/* of events_batch_settle() */
+/* A claimed event and the token of the claim that took it. */
+struct event_lease {
+	unsigned long long	 id;
+	const char		*token;
+};
+
+#define EVENT_SETTLE_STATEMENTS	2	/* of events_batch_settle*() */
 int		 events_batch_settle(struct db_batch *,
 		    const struct event_row *, const char *, enum event_outcome,
 		    int, const char *, long long, long long);
+int		 events_batch_settle_delivered(struct db_batch *,
+		    const struct event_lease *, int, int);
+int		 events_batch_release(struct db_batch *,
+		    const struct event_lease *, int);
 int		 events_batch_disable(struct db_batch *, const char *,
 		    const char *);
 int		 events_batch_endpoint(struct db_batch *, const char *);

@@ -3,28 +3,45 @@
  * relay_concurrency deliveries at once on one libcurl multi handle
  * (connections kept alive between deliveries).
  *
- *	relay_run()		the loop: claim due events while a slot is
- *				free, drive the transfers, settle each as it
- *				ends; poll the database every event_poll
+ *	relay_run()		the loop: claim due events, one per free
+ *				slot; while the last claim took all it asked
+ *				for (a backlog), ahead: up to RELAY_AHEAD + 1
+ *				times relay_concurrency held at once (queued,
+ *				in flight or ended), whenever there is room
+ *				for relay_concurrency more;
+ *				start queued ones, oldest claim first, while
+ *				fewer than relay_concurrency are in flight;
+ *				drive the transfers; settle those that ended,
+ *				together; poll the database every event_poll
  *				(500 ms) while idle, at once again while the
- *				last claim filled every free slot
+ *				last claim took all it asked for
  *	claim()			events.c's claim: a lease of twice
- *				webhook_timeout and a second (the delivery
- *				and its record) under a token of this
- *				claim's own
+ *				webhook_timeout and a second under a token of
+ *				this claim's own.  An event starts only while
+ *				its lease has RELAY_START_LEASE left (the
+ *				delivery's timeout, half of it more and a
+ *				second), on this process's clock from before
+ *				the claim was sent; else, and at SIGTERM, its
+ *				lease is given back (release()).  An order's
+ *				next event cannot be claimed before this one
+ *				is recorded delivered (the claim's NOT EXISTS),
+ *				so queued events keep per-order order
  *	start()			sign and POST one event (no redirects, TLS
  *				verified, a timeout over the whole exchange)
  *	ended(), settle()	2xx: delivered; 410: the endpoint disabled;
  *				anything else: again after Retry-After or an
  *				exponential backoff with jitter, dead once
- *				older than event_max_age; the deliveries
- *				that ended together recorded in one
- *				transaction
+ *				older than event_max_age.  The deliveries that
+ *				ended are recorded in one transaction once
+ *				relay_concurrency of them wait, or the first
+ *				has waited RELAY_SETTLE_MS, or none is in
+ *				flight, or before a claim; the delivered ones
+ *				with one status in two statements
  *
- * SIGTERM (or SIGINT) stops claiming and waits for the deliveries in
- * flight; SIGHUP reloads the configuration.  A relay killed outright
- * leaves its leases to pass: the events are sent again, with the same
- * webhook-id.
+ * SIGTERM (or SIGINT) stops claiming, gives back what is queued and waits
+ * for the deliveries in flight; SIGHUP reloads the configuration.  A
+ * relay killed outright leaves its leases to pass: the events are sent
+ * again, with the same webhook-id.
  */
 #include "config.h"
 
@@ -54,13 +71,29 @@
 #define RELAY_WAKE_MS		200	/* the longest wait for signals */
 #define RELAY_ANSWER_MAX	(64 * 1024)	/* read of an answer's body */
 #define RELAY_RETRY_AFTER_MAX	(24LL * 3600 * 1000)
+#define RELAY_AHEAD		2	/* claimed ahead, times relay_concurrency */
+#define RELAY_SETTLE_MS		20	/* the longest wait of an ended delivery */
+/* The lease an event must have left to start: see claim(). */
+#define RELAY_START_LEASE(c)	((c)->webhook_timeout_ms * 3 / 2 + 1000)
 
 static volatile sig_atomic_t	relay_stop;
 static volatile sig_atomic_t	relay_reload;
 
-/* One delivery slot. */
+/* What a claimed event is doing. */
+enum job {
+	JOB_FREE,		/* no event */
+	JOB_QUEUED,		/* claimed, not started */
+	JOB_FLIGHT,		/* its delivery runs */
+	JOB_DONE,		/* ended, not yet recorded */
+	JOB_RELEASE,		/* not started: its lease to give back */
+};
+
+/* One claimed event and its delivery. */
 struct delivery {
-	int			 busy;
+	enum job		 job;
+	unsigned long long	 seq;		/* claim order */
+	long long		 lease_end_ms;	/* mono, at the latest */
+	long long		 ended_ms;
 	CURL			*easy;
 	struct curl_slist	*hdrs;
 	struct event_row	 ev;
@@ -86,8 +119,11 @@ struct relay {
 	struct db_batch		 batch;
 	CURLM			*multi;
 	struct delivery		*slots;
-	int			 nslots;
-	int			 busy;
+	int			 nslots;	/* events held at most */
+	int			 conc;		/* relay_concurrency */
+	int			 queued, flight, done;
+	int			 ahead;		/* the last claim was full */
+	unsigned long long	 seq;
 	unsigned long		 claims;
 	char			 host[64];
 	int			 disabled;	/* the endpoint answered 410 */
@@ -294,59 +330,160 @@ start(struct relay *r, struct delivery *d)
 	if (curl_multi_add_handle(r->multi, e) != CURLM_OK)
 		return -1;
 	d->started_ms = mono_ms();
-	d->busy = 1;
-	r->busy++;
+	d->job = JOB_FLIGHT;
+	r->flight++;
 	return 0;
 }
 
-/* Claim up to the free slots' number of events and start each. */
+/* The events the relay holds: queued, in flight, ended. */
 static int
-claim(struct relay *r)
+held(const struct relay *r)
+{
+	return r->queued + r->flight + r->done;
+}
+
+/*
+ * How many events to claim now: while the last claim took all it asked
+ * for (a backlog), as many as the relay may hold once relay_concurrency
+ * fit; else one per free delivery slot.  0: none now.
+ */
+static int
+room_now(const struct relay *r)
+{
+	int	 room;
+
+	if (r->ahead) {
+		room = r->nslots - held(r);
+		return room >= r->conc ? room : 0;
+	}
+	room = r->conc - r->flight - r->queued;
+	return room > 0 ? room : 0;
+}
+
+/*
+ * Claim up to room events and queue them, under a lease that ends, on
+ * this process's clock, no later than lease_ms after the claim was sent.
+ */
+static int
+claim(struct relay *r, int room)
 {
 	struct delivery	*d;
 	struct event_row *rows;
 	char		 token[EVENT_TOKEN_MAX];
-	int		 free_slots = r->nslots - r->busy, n, i, k = 0, rc;
+	long		 lease_ms = 2 * r->conf->webhook_timeout_ms + 1000;
+	long long	 sent = mono_ms();
+	int		 n, i, k = 0, rc;
 
 	snprintf(token, sizeof(token), "%.40s/%ld/%lu", r->host,
 	    (long)getpid(), ++r->claims);
 	db_batch_reset(&r->batch);
-	if (events_batch_claim(&r->batch, token,
-	    2 * r->conf->webhook_timeout_ms + 1000, free_slots) == -1)
+	if (events_batch_claim(&r->batch, token, lease_ms, room) == -1)
 		return -1;
 	rc = run_batch(r);
 	if (rc != DB_OK)
 		return -1;
-	rows = calloc((size_t)free_slots, sizeof(*rows));
+	rows = calloc((size_t)room, sizeof(*rows));
 	if (rows == NULL)
 		return -1;
-	for (i = 0; i < free_slots; i++)
+	for (i = 0; i < room; i++)
 		event_row_init(&rows[i]);
-	n = events_read_claimed(r->batch.res[1], rows, free_slots);
+	n = events_read_claimed(r->batch.res[1], rows, room);
 	db_batch_reset(&r->batch);
 	for (i = 0; i < n; i++) {
-		while (r->slots[k].busy)
+		while (r->slots[k].job != JOB_FREE)
 			k++;
 		d = &r->slots[k];
 		event_row_clear(&d->ev);
 		d->ev = rows[i];
 		event_row_init(&rows[i]);
 		snprintf(d->token, sizeof(d->token), "%s", token);
-		if (start(r, d) == -1)
-			log_warnx("relay: event %s: cannot start its delivery; "
-			    "it goes again after its lease", d->ev.webhook_id);
+		d->job = JOB_QUEUED;
+		d->seq = ++r->seq;
+		d->lease_end_ms = sent + lease_ms;
+		r->queued++;
 	}
-	for (i = 0; i < free_slots; i++)
+	for (i = 0; i < room; i++)
 		event_row_clear(&rows[i]);
 	free(rows);
 	return n < 0 ? -1 : n;
+}
+
+/*
+ * Give back the leases of the events marked JOB_RELEASE, in one
+ * statement; not recorded, they pass after their lease.
+ */
+static void
+release(struct relay *r)
+{
+	struct event_lease *l;
+	int		 i, n = 0;
+
+	l = calloc((size_t)r->nslots, sizeof(*l));
+	for (i = 0; l != NULL && i < r->nslots; i++)
+		if (r->slots[i].job == JOB_RELEASE) {
+			l[n].id = r->slots[i].ev.id;
+			l[n++].token = r->slots[i].token;
+		}
+	db_batch_reset(&r->batch);
+	if (l == NULL || (n > 0 && (events_batch_release(&r->batch, l, n) ==
+	    -1 || run_batch(r) != DB_OK)))
+		log_warnx("relay: the leases of %d events not started were "
+		    "not given back; they pass after their lease", n);
+	else if (n > 0)
+		log_info("relay: gave back the leases of %d events not "
+		    "started", n);
+	db_batch_reset(&r->batch);
+	free(l);
+	for (i = 0; i < r->nslots; i++)
+		if (r->slots[i].job == JOB_RELEASE)
+			r->slots[i].job = JOB_FREE;
+}
+
+/*
+ * Start queued events, oldest claim first, while fewer than
+ * relay_concurrency are in flight; one whose lease has too little left
+ * is given back instead, and so is every queued one while the relay
+ * stops or the endpoint is disabled.
+ */
+static void
+start_queued(struct relay *r)
+{
+	struct delivery	*d;
+	int		 i, back = 0;
+
+	while (r->queued > 0 && (r->flight < r->conc || relay_stop ||
+	    r->disabled)) {
+		d = NULL;
+		for (i = 0; i < r->nslots; i++)
+			if (r->slots[i].job == JOB_QUEUED && (d == NULL ||
+			    r->slots[i].seq < d->seq))
+				d = &r->slots[i];
+		r->queued--;
+		if (relay_stop || r->disabled || d->lease_end_ms - mono_ms() <
+		    RELAY_START_LEASE(r->conf)) {
+			d->job = JOB_RELEASE;
+			back++;
+			continue;
+		}
+		if (start(r, d) == -1) {
+			log_warnx("relay: event %s: cannot start its delivery; "
+			    "it goes again after its lease", d->ev.webhook_id);
+			d->job = JOB_FREE;
+		}
+	}
+	if (back > 0)
+		release(r);
 }
 
 /* Take how slot d's delivery ended (res) from its transfer. */
 static void
 ended(struct relay *r, struct delivery *d, CURLcode res)
 {
-	d->took_ms = mono_ms() - d->started_ms;
+	d->ended_ms = mono_ms();
+	d->took_ms = d->ended_ms - d->started_ms;
+	d->job = JOB_DONE;
+	r->flight--;
+	r->done++;
 	d->status = 0;
 	d->delay_ms = 0;
 	curl_multi_remove_handle(r->multi, d->easy);
@@ -371,79 +508,153 @@ ended(struct relay *r, struct delivery *d, CURLcode res)
 	}
 }
 
-/*
- * Record how the n deliveries of done ended, in one transaction (one
- * COMMIT, one flush of the redo log for them all); log each and free
- * its slot.  Not recorded (the database lost), each goes again after
- * its lease.
- */
+/* Log how slot d's delivery ended, recorded (ok) or not, and free it. */
 static void
-settle(struct relay *r, struct delivery **done, int n)
+settled(struct relay *r, struct delivery *d, int ok)
 {
-	struct delivery	*d;
-	int		 i, ok = 1;
-
-	db_batch_reset(&r->batch);
-	for (i = 0; i < n && ok; i++) {
-		d = done[i];
-		ok = events_batch_settle(&r->batch, &d->ev, d->token,
-		    d->outcome, (int)d->status, d->err, d->delay_ms,
-		    r->conf->event_max_age_ms) == 0;
+	if (!ok)
+		log_warnx("relay: event %s: its outcome (%s) was not "
+		    "recorded; it goes again after its lease",
+		    d->ev.webhook_id, d->outcome == EVENT_DELIVERED ?
+		    "delivered" : d->err);
+	switch (d->outcome) {
+	case EVENT_DELIVERED:
+		log_info("event %s %s o-%llu attempt %ld: delivered, "
+		    "HTTP %ld in %lld ms", d->ev.webhook_id, d->ev.type,
+		    d->ev.order_id, d->ev.attempts + 1, d->status,
+		    d->took_ms);
+		break;
+	case EVENT_GONE:
+		log_warnx("event %s %s o-%llu: the endpoint answered "
+		    "410 Gone: it is disabled, no event is sent to it "
+		    "until `idemorders events enable`",
+		    d->ev.webhook_id, d->ev.type, d->ev.order_id);
+		db_batch_reset(&r->batch);
+		if (events_batch_disable(&r->batch,
+		    r->conf->webhook_url, "410 Gone") == -1 ||
+		    run_batch(r) != DB_OK)
+			log_warnx("relay: the endpoint's 410 was not "
+			    "recorded");
+		db_batch_reset(&r->batch);
+		r->disabled = 1;
+		break;
+	default:
+		log_info("event %s %s o-%llu attempt %ld: %s after "
+		    "%lld ms; again in %lld ms%s", d->ev.webhook_id,
+		    d->ev.type, d->ev.order_id, d->ev.attempts + 1,
+		    d->err, d->took_ms, d->delay_ms,
+		    d->retry_after_ms >= 0 ? " (Retry-After)" : "");
+		break;
 	}
-	if (ok)
-		ok = db_batch_commit(&r->batch) == 0 && run_batch(r) == DB_OK;
-	db_batch_reset(&r->batch);
-	for (i = 0; i < n; i++) {
-		d = done[i];
-		if (!ok)
-			log_warnx("relay: event %s: its outcome (%s) was not "
-			    "recorded; it goes again after its lease",
-			    d->ev.webhook_id, d->outcome == EVENT_DELIVERED ?
-			    "delivered" : d->err);
-		switch (d->outcome) {
-		case EVENT_DELIVERED:
-			log_info("event %s %s o-%llu attempt %ld: delivered, "
-			    "HTTP %ld in %lld ms", d->ev.webhook_id, d->ev.type,
-			    d->ev.order_id, d->ev.attempts + 1, d->status,
-			    d->took_ms);
-			break;
-		case EVENT_GONE:
-			log_warnx("event %s %s o-%llu: the endpoint answered "
-			    "410 Gone: it is disabled, no event is sent to it "
-			    "until `idemorders events enable`",
-			    d->ev.webhook_id, d->ev.type, d->ev.order_id);
-			if (events_batch_disable(&r->batch,
-			    r->conf->webhook_url, "410 Gone") == -1 ||
-			    run_batch(r) != DB_OK)
-				log_warnx("relay: the endpoint's 410 was not "
-				    "recorded");
-			db_batch_reset(&r->batch);
-			r->disabled = 1;
-			break;
-		default:
-			log_info("event %s %s o-%llu attempt %ld: %s after "
-			    "%lld ms; again in %lld ms%s", d->ev.webhook_id,
-			    d->ev.type, d->ev.order_id, d->ev.attempts + 1,
-			    d->err, d->took_ms, d->delay_ms,
-			    d->retry_after_ms >= 0 ? " (Retry-After)" : "");
-			break;
-		}
-		d->busy = 0;
-		r->busy--;
-	}
+	d->job = JOB_FREE;
+	r->done--;
 }
 
 /*
- * Drive the transfers; settle those that ended, as many in one
- * transaction as a batch holds.
+ * Record how the deliveries that ended did, in one transaction (one
+ * COMMIT, one flush of the redo log for them all) as far as a batch
+ * holds them, then in another: the delivered ones with one HTTP status
+ * in two statements, each other one in two of its own.  Not recorded
+ * (the database lost), each goes again after its lease.
  */
+static void
+settle(struct relay *r)
+{
+	struct event_lease *l;
+	struct delivery	**in, *d;
+	int		 i, j, n, nl, stmts, ok, status;
+
+	l = calloc((size_t)r->nslots, sizeof(*l));
+	in = calloc((size_t)r->nslots, sizeof(*in));
+	while (r->done > 0 && l != NULL && in != NULL) {
+		db_batch_reset(&r->batch);
+		n = stmts = 0;
+		ok = 1;
+		/* The delivered ones, one status at a time. */
+		for (i = 0; ok && i < r->nslots &&
+		    stmts + EVENT_SETTLE_STATEMENTS < DB_BATCH_MAX; i++) {
+			d = &r->slots[i];
+			if (d->job != JOB_DONE ||
+			    d->outcome != EVENT_DELIVERED)
+				continue;
+			status = (int)d->status;
+			for (j = 0; j < n; j++)
+				if (in[j]->outcome == EVENT_DELIVERED &&
+				    in[j]->status == status)
+					break;
+			if (j < n)
+				continue;	/* in that status's group */
+			nl = 0;
+			for (j = i; j < r->nslots; j++)
+				if (r->slots[j].job == JOB_DONE &&
+				    r->slots[j].outcome == EVENT_DELIVERED &&
+				    r->slots[j].status == status) {
+					in[n++] = &r->slots[j];
+					l[nl].id = r->slots[j].ev.id;
+					l[nl++].token = r->slots[j].token;
+				}
+			ok = events_batch_settle_delivered(&r->batch, l, nl,
+			    status) == 0;
+			stmts += EVENT_SETTLE_STATEMENTS;
+		}
+		/* Every other, on its own. */
+		for (i = 0; ok && i < r->nslots &&
+		    stmts + EVENT_SETTLE_STATEMENTS < DB_BATCH_MAX; i++) {
+			d = &r->slots[i];
+			if (d->job != JOB_DONE || d->outcome == EVENT_DELIVERED)
+				continue;
+			in[n++] = d;
+			ok = events_batch_settle(&r->batch, &d->ev, d->token,
+			    d->outcome, (int)d->status, d->err, d->delay_ms,
+			    r->conf->event_max_age_ms) == 0;
+			stmts += EVENT_SETTLE_STATEMENTS;
+		}
+		if (ok)
+			ok = db_batch_commit(&r->batch) == 0 &&
+			    run_batch(r) == DB_OK;
+		db_batch_reset(&r->batch);
+		for (i = 0; i < n; i++)
+			settled(r, in[i], ok);
+	}
+	if (r->done > 0) {		/* out of memory */
+		for (i = 0; i < r->nslots; i++)
+			if (r->slots[i].job == JOB_DONE)
+				settled(r, &r->slots[i], 0);
+	}
+	free(l);
+	free(in);
+}
+
+/*
+ * Settle what ended once relay_concurrency deliveries wait, or the first
+ * waited RELAY_SETTLE_MS, or none is in flight, or the relay stops.
+ */
+static void
+settle_due(struct relay *r)
+{
+	long long	 first = 0;
+	int		 i;
+
+	if (r->done == 0)
+		return;
+	if (r->done < r->conc && r->flight > 0 && !relay_stop) {
+		for (i = 0; i < r->nslots; i++)
+			if (r->slots[i].job == JOB_DONE && (first == 0 ||
+			    r->slots[i].ended_ms < first))
+				first = r->slots[i].ended_ms;
+		if (mono_ms() - first < RELAY_SETTLE_MS)
+			return;
+	}
+	settle(r);
+}
+
+/* Drive the transfers; take how those that ended did. */
 static void
 drive(struct relay *r)
 {
-	enum { SETTLE_MAX = (DB_BATCH_MAX - 1) / EVENT_SETTLE_STATEMENTS };
-	struct delivery	*done[SETTLE_MAX], *d;
+	struct delivery	*d;
 	CURLMsg		*m;
-	int		 running, left, n = 0;
+	int		 running, left;
 
 	curl_multi_perform(r->multi, &running);
 	while ((m = curl_multi_info_read(r->multi, &left)) != NULL) {
@@ -454,14 +665,7 @@ drive(struct relay *r)
 		if (d == NULL)
 			continue;
 		ended(r, d, m->data.result);
-		done[n++] = d;
-		if (n == SETTLE_MAX) {
-			settle(r, done, n);
-			n = 0;
-		}
 	}
-	if (n > 0)
-		settle(r, done, n);
 }
 
 static int
@@ -539,12 +743,13 @@ relay_open(struct relay *r)
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return -1;
 	r->multi = curl_multi_init();
-	r->nslots = r->conf->relay_concurrency;
+	r->conc = r->conf->relay_concurrency;
+	r->nslots = (RELAY_AHEAD + 1) * r->conc;
 	r->slots = calloc((size_t)r->nslots, sizeof(*r->slots));
 	if (r->multi == NULL || r->slots == NULL)
 		return -1;
 	curl_multi_setopt(r->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
-	    (long)r->nslots);
+	    (long)r->conc);
 	for (i = 0; i < r->nslots; i++) {
 		event_row_init(&r->slots[i].ev);
 		buf_init(&r->slots[i].body, 17 * 1024 * 1024);
@@ -589,7 +794,7 @@ relay_run(const char *conf_path, struct conf *conf)
 {
 	struct relay	 r;
 	long long	 now, wait;
-	int		 n, rc = -1;
+	int		 n, room, rc = -1;
 
 	memset(&r, 0, sizeof(r));
 	r.conf_path = conf_path;
@@ -601,39 +806,53 @@ relay_run(const char *conf_path, struct conf *conf)
 	notify_init();
 	log_info("relay: delivering events to %s (%d at once, timeout %ld "
 	    "ms, polling every %ld ms while idle)", conf->webhook_url,
-	    r.nslots, conf->webhook_timeout_ms, conf->event_poll_ms);
+	    r.conc, conf->webhook_timeout_ms, conf->event_poll_ms);
 	r.disabled = endpoint_disabled(&r) == 1;
 	if (r.disabled)
 		log_warnx("relay: %s answered 410 Gone before: disabled until "
 		    "`idemorders events enable`", conf->webhook_url);
 	notify_ready();
-	while (!relay_stop || r.busy > 0) {
+	while (!relay_stop || held(&r) > 0) {
 		if (relay_reload)
 			reload(&r);
 		now = mono_ms();
 		if (relay_stop && !r.stopping) {
 			r.stopping = 1;
 			log_info("relay: %s: finishing %d deliveries in flight",
-			    strsignal(relay_stop), r.busy);
+			    strsignal(relay_stop), r.flight);
 			notify_stopping();
 		}
-		if (!relay_stop && r.busy < r.nslots && now >= r.next_poll_ms) {
+		if (!relay_stop && room_now(&r) > 0 && now >= r.next_poll_ms) {
+			/* An order's next event is claimable once recorded. */
+			settle(&r);
+			room = room_now(&r);
 			r.next_poll_ms = now + r.conf->event_poll_ms;
 			if (r.disabled)
 				r.disabled = endpoint_disabled(&r) != 0;
-			n = r.disabled ? 0 : claim(&r);
-			if (n > 0 && r.busy == r.nslots)
-				r.next_poll_ms = now;	/* more may wait */
+			n = r.disabled || room <= 0 ? 0 : claim(&r, room);
+			/* All it asked for: more may wait, claim ahead. */
+			r.ahead = n > 0 && n == room;
+			if (r.ahead)
+				r.next_poll_ms = now;
 		}
+		start_queued(&r);
 		drive(&r);
+		settle_due(&r);
+		start_queued(&r);
 		now = mono_ms();
 		wait = r.next_poll_ms - now;
-		if (r.busy == r.nslots || wait > RELAY_WAKE_MS || relay_stop)
+		if (room_now(&r) <= 0 || wait > RELAY_WAKE_MS ||
+		    relay_stop)
 			wait = RELAY_WAKE_MS;
+		if (r.done > 0 && wait > RELAY_SETTLE_MS)
+			wait = RELAY_SETTLE_MS;
+		if (r.queued > 0 && r.flight < r.conc)
+			wait = 0;
 		if (wait < 0)
 			wait = 0;
 		curl_multi_poll(r.multi, NULL, 0, (int)wait, NULL);
 		drive(&r);
+		settle_due(&r);
 	}
 	log_info("relay: stopped (%s)", strsignal(relay_stop));
 	rc = 0;

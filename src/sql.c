@@ -257,6 +257,21 @@ static const char *const sql_table[SQL_N] = {
 	    "UTC_TIMESTAMP(6) - INTERVAL %lld MICROSECOND, 'dead', "
 	    "'pending'), lease_owner = NULL, lease_until = NULL",
 	[SQL_EVENTS_SETTLE_WHERE] = " WHERE id = %llu AND lease_owner = %x",
+	/*
+	 * Deliveries that ended alike settled together: counted in one
+	 * INSERT ... SELECT (no row when no lease is still the relay's),
+	 * set in one UPDATE; the events WHERE each is still under the
+	 * lease of the claim that took it.  A claimed event not started
+	 * given back.
+	 */
+	[SQL_EVENTS_COUNT_MANY] = ", COUNT(*) FROM events WHERE ",
+	[SQL_EVENTS_COUNT_GROUP] = " GROUP BY 1 ON DUPLICATE KEY UPDATE "
+	    "n = n + VALUES(n)",
+	[SQL_EVENTS_WHERE] = " WHERE ",
+	[SQL_EVENTS_LEASED] = "(id = %llu AND lease_owner = %x)",
+	[SQL_EVENTS_OR_LEASED] = " OR (id = %llu AND lease_owner = %x)",
+	[SQL_EVENTS_RELEASE] = "UPDATE events SET lease_owner = NULL, "
+	    "lease_until = NULL WHERE state = 'pending' AND (",
 	[SQL_EVENTS_DISABLE] = "INSERT INTO event_endpoints "
 	    "(url_sha256, url, disabled_at, disabled_reason) VALUES (%b, %x, "
 	    "UTC_TIMESTAMP(6), %b) ON DUPLICATE KEY UPDATE disabled_at = "

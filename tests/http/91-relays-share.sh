@@ -2,16 +2,27 @@
 # Two relays on one database share the events (contract section 4b):
 # a second `idemorders relay` next to the stack's, the receiver answering
 # every delivery after 100 ms; 12 orders, 6 of them cancelled (18
-# events), created while both relays run:
+# events): orders 1-4 while the stack's relay is held (the second alone
+# delivers them), 5-8 while the second is held (the stack's alone), 9-12
+# while both run (a relay that claims ahead may take a whole burst):
 #  - every event delivered, each exactly once (the leases kept the two
 #    relays from sending one event twice);
 #  - no event was ever in flight twice at once: at the receiver, no try
 #    of an id began before the one before it was answered;
-#  - both relays delivered some;
+#  - both relays delivered some (each alone, then both at once);
 #  - per order, order.created answered 2xx before order.cancelled was
 #    sent;
 #  - each relay counts its deliveries in rows of its own
 #    (event_deliveries): both have rows, and they add up to 18 more.
+# Then a relay claims ahead more than it can start at once: a third one,
+# relay_concurrency 1, webhook_timeout 4 s (a lease of 9 s), takes three
+# new events (two of them ahead) while the stack's relay is held, and the first
+# three deliveries are answered after 3.3 s: the third, started after two
+# such, would still be in flight when its lease passes and the stack's
+# relay takes it over.  It must not start an event whose lease has too
+# little left, and gives its lease back instead:
+#  - all three delivered, none in flight twice at once;
+#  - the third relay gave back leases it did not start.
 . "$(dirname -- "$0")/../lib/http.sh"
 . "$(dirname -- "$0")/../lib/webhooks.sh"
 . "$(dirname -- "$0")/../chaos/order-helpers.sh"
@@ -20,7 +31,10 @@ body='{"currency":"KRW","items":[{"sku":"A-10","qty":1}],"amount":6000,"note":"t
 RELAY2_LOG=$T_TMP/relay2.log
 RELAY2=
 
-trap 'stop_pid RELAY2; release_relay; receiver_stop; rm -rf "$T_TMP"' EXIT
+RELAY3_LOG=$T_TMP/relay3.log
+RELAY3=
+
+trap 'release2; stop_pid RELAY2; stop_pid RELAY3; release_relay; receiver_stop; rm -rf "$T_TMP"' EXIT
 
 webhooks_install
 relay=$(relay_pid) || { fail "relay" "the stack runs no relay"; finish; }
@@ -40,8 +54,27 @@ wait_until 60 none_pending || fail "baseline" "events still pending"
 counted() { sql "SELECT IFNULL(SUM(n), 0) FROM event_deliveries WHERE outcome = 'delivered'"; }
 before=$(counted)
 
+HELD2=
+hold2() { kill -STOP "$RELAY2" && HELD2=1; }
+release2() { [[ -z $HELD2 ]] || kill -CONT "$RELAY2"; HELD2=; }
+# The events of the orders so far all delivered (none held by a relay).
+so_far_delivered() {
+	local l
+	l=$(IFS=,; echo "${orders[*]//o-/}")
+	[[ $(sql "SELECT COUNT(*) FROM events WHERE order_id IN ($l) AND state <> 'delivered'") == 0 ]]
+}
 orders=()
+hold_relay
 for i in $(seq 1 12); do
+	if ((i == 5 || i == 9)); then
+		wait_until 60 so_far_delivered || fail "orders before $i" "not all delivered"
+		if ((i == 5)); then
+			release_relay
+			hold2
+		else
+			release2
+		fi
+	fi
 	post_order "$LIGHTTPD_URL" "$(unique_key "t91-$i")" "$body"
 	[[ $STATUS == 201 ]] || { fail "create $i" "status $STATUS"; continue; }
 	o=$(jq -r .orderId "$T_TMP/body")
@@ -92,4 +125,42 @@ receiver_control '{}'
 stop_pid RELAY2
 grep -q "relay: stopped" "$RELAY2_LOG" && ok "the second relay stopped on SIGTERM" ||
     fail "second relay" "$(tail -n 3 "$RELAY2_LOG")"
+
+# Claimed ahead: started only with lease enough left.
+grep -v -E '^(webhook_timeout|relay_concurrency|log_level) ' "$IDEMORDERS_CONF" >"$T_TMP/relay3.conf"
+printf 'webhook_timeout = 4s\nrelay_concurrency = 1\nlog_level = info\n' >>"$T_TMP/relay3.conf"
+hold_relay
+ahead=()
+for i in 1 2 3; do
+	post_order "$LIGHTTPD_URL" "$(unique_key "t91-a-$i")" "$body"
+	[[ $STATUS == 201 ]] && ahead+=("$(jq -r .orderId "$T_TMP/body")") ||
+	    fail "create ahead $i" "status $STATUS"
+done
+a_list=$(IFS=,; echo "${ahead[*]//o-/}")
+receiver_control '{"status":200,"delayMs":3300,"count":3}'
+"$IDEMORDERS_BIN" relay -c "$T_TMP/relay3.conf" </dev/null >"$RELAY3_LOG" 2>&1 &
+RELAY3=$!
+claimed3() {
+	[[ $(sql "SELECT COUNT(*) FROM events WHERE order_id IN ($a_list) AND lease_owner LIKE '%/$RELAY3/%'") == 3 ]]
+}
+wait_until 30 claimed3 && ok "the third relay holds all three (claimed ahead of its one slot)" ||
+    fail "claim ahead" "$(sql "SELECT id, lease_owner FROM events WHERE order_id IN ($a_list)" | tr '\n' ' ')"
+release_relay
+a_delivered() {
+	[[ $(sql "SELECT COUNT(*) FROM events WHERE order_id IN ($a_list) AND state = 'delivered'") == 3 ]]
+}
+wait_until 90 a_delivered && ok "the three events delivered" ||
+    fail "deliveries ahead" "$(sql "SELECT state, attempts, last_error FROM events WHERE order_id IN ($a_list)" | tr '\n' ' ')"
+# (a try is logged when answered: the third relay's, if any, once it stopped)
+stop_pid RELAY3
+sql "SELECT webhook_id FROM events WHERE order_id IN ($a_list)" | jq -R . | jq -s . >"$T_TMP/a_ids.json"
+jq -s --slurpfile ids "$T_TMP/a_ids.json" 'map(select(.id as $i | $ids[0] | index($i)))' \
+    "$RECEIVER_LOG" >"$T_TMP/a_ours.json"
+overlap=$(jq '[group_by(.id)[] | sort_by(.at) | . as $t | range(1; length) | select($t[.].at < $t[. - 1].answeredAt)] | length' "$T_TMP/a_ours.json")
+[[ $overlap == 0 ]] && ok "claimed ahead, no event was in flight twice at once" ||
+    fail "in flight twice (claimed ahead)" "$overlap overlapping tries: $(jq -c 'map({id, at, answeredAt})' "$T_TMP/a_ours.json")"
+grep -q "relay: gave back the leases of" "$RELAY3_LOG" &&
+    ok "the third relay gave back the leases it could not start in time" ||
+    fail "leases given back" "$(grep -E 'lease|event msg_' "$RELAY3_LOG" | tail -n 5)"
+receiver_control '{}'
 finish

@@ -138,9 +138,39 @@ test_cancel_ledger_event_text(void)
 	db_batch_clear(&b);
 }
 
+/* Deliveries settled together; leases given back. */
+static void
+test_events_together_text(void)
+{
+	struct db_batch		 b;
+	struct event_lease	 l[2] = { { 3, "t" }, { 4, "u" } };
+
+	db_batch_init(&b);
+	CU_ASSERT_EQUAL(events_batch_settle_delivered(&b, l, 2, 204), 0);
+	CU_ASSERT_EQUAL(b.n, EVENT_SETTLE_STATEMENTS);
+	CU_ASSERT_EQUAL(db_batch_commit(&b), 0);
+	CU_ASSERT_STRING_EQUAL(b.sql.p, "INSERT INTO event_deliveries (relay, "
+	    "outcome, n) SELECT CONVERT(SUBSTRING_INDEX(lease_owner, '/', 2) "
+	    "USING ascii), 'delivered', COUNT(*) FROM events WHERE (id = 3 "
+	    "AND lease_owner = X'74') OR (id = 4 AND lease_owner = X'75') "
+	    "GROUP BY 1 ON DUPLICATE KEY UPDATE n = n + VALUES(n); UPDATE "
+	    "events SET state = 'delivered', delivered_at = UTC_TIMESTAMP(6), "
+	    "attempts = attempts + 1, last_status = 204, last_error = NULL, "
+	    "lease_owner = NULL, lease_until = NULL WHERE (id = 3 AND "
+	    "lease_owner = X'74') OR (id = 4 AND lease_owner = X'75'); COMMIT");
+	db_batch_reset(&b);
+	CU_ASSERT_EQUAL(events_batch_release(&b, l, 1), 0);
+	CU_ASSERT_STRING_EQUAL(b.sql.p, "UPDATE events SET lease_owner = NULL, "
+	    "lease_until = NULL WHERE state = 'pending' AND ((id = 3 AND "
+	    "lease_owner = X'74')); COMMIT");
+	db_batch_clear(&b);
+}
+
 static const struct unit_test tests[] = {
 	{ "an order's statements", test_order_text },
 	{ "a cancel's, the ledger's, a delivery's", test_cancel_ledger_event_text },
+	{ "deliveries settled together, leases given back",
+	    test_events_together_text },
 	{ NULL, NULL },
 };
 
