@@ -52,6 +52,17 @@ wait_until 20 started && ok "a second relay runs (pid $RELAY2) next to the stack
 none_pending() { [[ $(sql "SELECT COUNT(*) FROM events WHERE state = 'pending'") == 0 ]]; }
 wait_until 60 none_pending || fail "baseline" "events still pending"
 counted() { sql "SELECT IFNULL(SUM(n), 0) FROM event_deliveries WHERE outcome = 'delivered'"; }
+# tries_of IDS OUT: the receiver's log lines of the webhook-ids IDS (one
+# a line), as one JSON array in OUT.  overlaps FILE: how many tries in it
+# began before the try of the same id before them was answered.
+tries_of() {
+	jq -R . <<<"$1" | jq -s . >"$2.ids"
+	jq -s --slurpfile ids "$2.ids" 'map(select(.id as $i | $ids[0] | index($i)))' \
+	    "$RECEIVER_LOG" >"$2"
+}
+overlaps() {
+	jq '[group_by(.id)[] | sort_by(.at) | . as $t | range(1; length) | select($t[.].at < $t[. - 1].answeredAt)] | length' "$1"
+}
 before=$(counted)
 
 HELD2=
@@ -94,14 +105,12 @@ all_delivered() {
 wait_until 60 all_delivered && ok "every event delivered" ||
     fail "deliveries" "$(sql "SELECT state, COUNT(*) FROM events WHERE order_id IN ($in_list) GROUP BY state" | tr '\n' ' ')"
 
-# The receiver's log of these events: one JSON array.
-echo "$ids" | jq -R . | jq -s . >"$T_TMP/ids.json"
-jq -s --slurpfile ids "$T_TMP/ids.json" 'map(select(.id as $i | $ids[0] | index($i)))' \
-    "$RECEIVER_LOG" >"$T_TMP/ours.json"
+# The receiver's log of these events.
+tries_of "$ids" "$T_TMP/ours.json"
 twice=$(jq '[group_by(.id)[] | select(map(select(.verified and .status == 200)) | length != 1)] | length' "$T_TMP/ours.json")
 [[ $twice == 0 ]] && ok "each event answered 2xx exactly once" ||
     fail "exactly once" "$twice events were not: $(jq -c '[group_by(.id)[] | select(length != 1) | map({id, status, at})]' "$T_TMP/ours.json" | head -c 600)"
-overlap=$(jq '[group_by(.id)[] | sort_by(.at) | . as $t | range(1; length) | select($t[.].at < $t[. - 1].answeredAt)] | length' "$T_TMP/ours.json")
+overlap=$(overlaps "$T_TMP/ours.json")
 [[ $overlap == 0 ]] && ok "no event was in flight twice at once" ||
     fail "in flight twice" "$overlap overlapping tries"
 n2=$(for w in $ids; do grep -c "event $w .*delivered, HTTP" "$RELAY2_LOG"; done | awk '{ s += $1 } END { print s + 0 }')
@@ -153,10 +162,8 @@ wait_until 90 a_delivered && ok "the three events delivered" ||
     fail "deliveries ahead" "$(sql "SELECT state, attempts, last_error FROM events WHERE order_id IN ($a_list)" | tr '\n' ' ')"
 # (a try is logged when answered: the third relay's, if any, once it stopped)
 stop_pid RELAY3
-sql "SELECT webhook_id FROM events WHERE order_id IN ($a_list)" | jq -R . | jq -s . >"$T_TMP/a_ids.json"
-jq -s --slurpfile ids "$T_TMP/a_ids.json" 'map(select(.id as $i | $ids[0] | index($i)))' \
-    "$RECEIVER_LOG" >"$T_TMP/a_ours.json"
-overlap=$(jq '[group_by(.id)[] | sort_by(.at) | . as $t | range(1; length) | select($t[.].at < $t[. - 1].answeredAt)] | length' "$T_TMP/a_ours.json")
+tries_of "$(sql "SELECT webhook_id FROM events WHERE order_id IN ($a_list)")" "$T_TMP/a_ours.json"
+overlap=$(overlaps "$T_TMP/a_ours.json")
 [[ $overlap == 0 ]] && ok "claimed ahead, no event was in flight twice at once" ||
     fail "in flight twice (claimed ahead)" "$overlap overlapping tries: $(jq -c 'map({id, at, answeredAt})' "$T_TMP/a_ours.json")"
 grep -q "relay: gave back the leases of" "$RELAY3_LOG" &&
