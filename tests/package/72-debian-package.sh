@@ -156,8 +156,9 @@ fi
 grep -q "cannot be reached yet" "$PKG_WORK/install.log" &&
     ok "postinst without a database: says what to do, install succeeds" ||
     fail "postinst message" "$(tail -n 5 "$PKG_WORK/install.log" | tr '\n' ' ')"
-# A first install ends with the next steps: users, a web server's
-# snippet (Apache: restart, mod_proxy_fcgi may be new), TLS, a check.
+# A first install ends with the next steps: where the install guide is,
+# users, a web server's snippet (Apache: restart, mod_proxy_fcgi may be
+# new), TLS, a check.
 for want in "Next steps" "htpasswd -cB /etc/idemorders/htpasswd" \
     "a2enmod proxy_fcgi auth_basic authn_file env" "systemctl restart apache2" \
     "lighty-enable-mod idemorders" "/usr/share/doc/idemorders/docs/tls.md.gz" \
@@ -166,8 +167,18 @@ for want in "Next steps" "htpasswd -cB /etc/idemorders/htpasswd" \
 	    ok "postinst's next steps: $want" ||
 	    fail "postinst's next steps" "no '$want' in: $(tail -n 12 "$PKG_WORK/install.log" | tr '\n' ' ')"
 done
-[[ -f /usr/share/doc/idemorders/docs/tls.md.gz ]] && ok "installed /usr/share/doc/idemorders/docs/tls.md.gz (dh_compress)" ||
-    fail "installed files" "no /usr/share/doc/idemorders/docs/tls.md.gz"
+# Every guide the install's messages name is installed, and a section
+# named with it ("FILE.gz, "Section"") is a heading of that guide.
+while read -r f; do
+	[[ -f $f ]] && ok "the install names $f: installed" ||
+	    fail "the install names $f" "not installed"
+done < <(grep -o '/usr/share/doc/idemorders/[^ ,)]*[^ ,).]' "$PKG_WORK/install.log" | sort -u)
+while IFS=$'\t' read -r f sec; do
+	zcat -f "$f" 2>/dev/null | grep -qxF "## $sec" &&
+	    ok "the next steps' section \"$sec\" is in $f" ||
+	    fail "the next steps' section" "no heading \"$sec\" in $f"
+done < <(grep -oE '/usr/share/doc/idemorders/[^ ,]+, "[^"]+"' "$PKG_WORK/install.log" |
+    sed -E 's/, "/\t/; s/"$//' | sort -u)
 for f in /usr/sbin/idemorders /usr/share/idemorders/schema/001_initial.sql \
     /lib/systemd/system/idemorders.service /lib/systemd/system/idemorders.socket \
     /lib/systemd/system/idemorders-expire.service /lib/systemd/system/idemorders-expire.timer \
