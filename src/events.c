@@ -162,8 +162,8 @@ events_read_claimed(MYSQL_RES *res, struct event_row *rows, int max)
 /*
  * Record how the delivery of r under token ended (the caller COMMITs;
  * the settlements of several deliveries may share one transaction,
- * EVENT_SETTLE_STATEMENTS statements each): delivered;
- * or another try after delay_ms, or dead once the event is older than
+ * EVENT_SETTLE_STATEMENTS statements each): delivered (as
+ * events_batch_settle_delivered() for one); or another try after delay_ms, or dead once the event is older than
  * max_age_ms; or, after a 410, its lease given back untouched.  status
  * is the HTTP status (0: none), error what went wrong (program-made
  * text and the endpoint's words, written as hex), or NULL.  Only while
@@ -175,9 +175,12 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
     const char *token, enum event_outcome o, int status, const char *error,
     long long delay_ms, long long max_age_ms)
 {
-	size_t	 elen = error != NULL ? strlen(error) : 0;
-	int	 rc;
+	struct event_lease	 l = { r->id, token };
+	size_t			 elen = error != NULL ? strlen(error) : 0;
+	int			 rc;
 
+	if (o == EVENT_DELIVERED)
+		return events_batch_settle_delivered(b, &l, 1, status);
 	if (elen > 255)
 		elen = 255;
 	/*
@@ -188,9 +191,7 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 	 */
 	if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_COUNT) == -1)
 		return -1;
-	if (o == EVENT_DELIVERED)
-		rc = db_batch_more(b, SQL_EVENTS_COUNT_DELIVERED);
-	else if (o == EVENT_GONE)
+	if (o == EVENT_GONE)
 		rc = db_batch_more(b, SQL_EVENTS_COUNT_GONE);
 	else
 		rc = db_batch_more(b, SQL_EVENTS_COUNT_RETRY,
@@ -198,11 +199,7 @@ events_batch_settle(struct db_batch *b, const struct event_row *r,
 	if (rc == -1 || db_batch_more(b, SQL_EVENTS_COUNT_WHERE, r->id,
 	    token) == -1)
 		return -1;
-	if (o == EVENT_DELIVERED) {
-		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_DELIVERED_SET,
-		    status) == -1)
-			return -1;
-	} else if (o == EVENT_GONE) {
+	if (o == EVENT_GONE) {
 		if (db_batch_sql(b, DB_ROWS_ANY, SQL_EVENTS_GONE_SET,
 		    status) == -1)
 			return -1;

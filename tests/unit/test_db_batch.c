@@ -143,6 +143,7 @@ static void
 test_events_together_text(void)
 {
 	struct db_batch		 b;
+	struct event_row	 r;
 	struct event_lease	 l[2] = { { 3, "t" }, { 4, "u" } };
 
 	db_batch_init(&b);
@@ -158,6 +159,16 @@ test_events_together_text(void)
 	    "attempts = attempts + 1, last_status = 204, last_error = NULL, "
 	    "lease_owner = NULL, lease_until = NULL WHERE (id = 3 AND "
 	    "lease_owner = X'74') OR (id = 4 AND lease_owner = X'75'); COMMIT");
+	/* One delivered event alone takes the same shape. */
+	db_batch_reset(&b);
+	event_row_init(&r);
+	r.id = 3;
+	CU_ASSERT_EQUAL(events_batch_settle(&b, &r, "t", EVENT_DELIVERED, 204,
+	    NULL, 0, 0), 0);
+	CU_ASSERT_EQUAL(b.n, EVENT_SETTLE_STATEMENTS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(b.sql.p, "COUNT(*) FROM events WHERE "
+	    "(id = 3 AND lease_owner = X'74') GROUP BY 1"));
+	event_row_clear(&r);
 	db_batch_reset(&b);
 	CU_ASSERT_EQUAL(events_batch_release(&b, l, 1), 0);
 	CU_ASSERT_STRING_EQUAL(b.sql.p, "UPDATE events SET lease_owner = NULL, "
