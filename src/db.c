@@ -273,11 +273,18 @@ db_init(struct db *db, const struct conf *conf)
 
 /*
  * Bound every wait of the calls that follow (connect, statements, lock
- * waits, the client's reads and writes) by budget_ms from now.
+ * waits, the client's reads and writes) by budget_ms from now: a request
+ * (or a job's step) begins.  A read-only transaction an earlier one left
+ * open (db_end_read()) is ended before its first statement, in the same
+ * round trip when that is a batch: on a Galera node, a read inside an
+ * open transaction does not wait for the cluster (wsrep_sync_wait acts
+ * only on a statement that opens one), so it could miss what another
+ * node committed before this request came.
  */
 void
 db_set_deadline(struct db *db, long budget_ms)
 {
+	db->read_stale = db->read_open;
 	clock_gettime(CLOCK_MONOTONIC, &db->deadline);
 	db->deadline.tv_sec += budget_ms / 1000;
 	db->deadline.tv_nsec += (budget_ms % 1000) * 1000000L;
@@ -341,6 +348,14 @@ db_arm(struct db *db)
 	if (db_remaining_ms(db) <= 0)
 		return db_fail(db, DB_TRANSIENT, 0, "request deadline passed");
 	db_bound_io(db);
+	if (db->read_stale) {
+		/* An earlier request's read: see db_set_deadline(). */
+		db->read_stale = db->read_open = 0;
+		db->round_trips++;
+		if (mysql_rollback(db->my) != 0)
+			return db_conn_fail(db);
+		db_bound_io(db);
+	}
 	return DB_OK;
 }
 
@@ -359,7 +374,7 @@ db_disconnect(struct db *db)
 		mysql_close(db->my);
 	db->my = NULL;
 	db->broken = 0;
-	db->read_open = 0;
+	db->read_open = db->read_stale = 0;
 	db->lock_wait_s = 0;
 	db->stmt_time_ms = 0;
 }
@@ -909,7 +924,7 @@ db_commit(struct db *db)
 	rc = db_arm(db);
 	if (rc != DB_OK)
 		return rc;	/* nothing sent */
-	db->read_open = 0;
+	db->read_open = db->read_stale = 0;
 	db->round_trips++;
 	if (mysql_commit(db->my) == 0)
 		return DB_OK;
@@ -927,7 +942,7 @@ db_commit(struct db *db)
 int
 db_rollback(struct db *db)
 {
-	db->read_open = 0;
+	db->read_open = db->read_stale = 0;
 	if (db->my == NULL)
 		return DB_OK;
 	if (!db->broken) {

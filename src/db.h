@@ -74,6 +74,7 @@ struct db {
 	}			 stmts[DB_STMT_MAX];
 	int			 broken;	/* drop before the next use */
 	int			 read_open;	/* a read-only transaction */
+	int			 read_stale;	/* ...an earlier request's */
 	unsigned long		 round_trips;	/* statements or batches sent */
 	int			 lock_wait_s;	/* session values now set */
 	long			 stmt_time_ms;

@@ -255,9 +255,10 @@ pause_sql(const struct db_batch *b, int p, struct buf *out)
  * failure, b->done statements succeeded; the class is that of the
  * failing statement, except that a batch that may have reached its
  * COMMIT (the connection lost on the way, or the COMMIT itself failed
- * other than by a deadlock) is DB_UNKNOWN.  In a fault build, the fault
- * work_pause adds a DO SLEEP to a batch that ends in COMMIT; its answer
- * is read and skipped.
+ * other than by a deadlock) is DB_UNKNOWN.  A read-only transaction an
+ * earlier request left open is ended by a ROLLBACK sent ahead, and in a
+ * fault build the fault work_pause adds a DO SLEEP to a batch that ends
+ * in COMMIT; their answers are read and skipped.
  */
 int
 db_batch_run(struct db *db, struct db_batch *b)
@@ -266,10 +267,14 @@ db_batch_run(struct db *db, struct db_batch *b)
 	const char	*sql = b->sql.p;
 	size_t		 len = b->sql.len;
 	long long	 changed;
-	int		 rc, st, i = 0, raw, wrong = -1, pause = -1;
+	int		 rc, st, i = 0, raw, wrong = -1, pause = -1, skip = 0;
+	struct buf	 fresh;
 #ifdef ENABLE_FAULT_INJECTION
 	struct buf	 paused;
+#endif
 
+	buf_init(&fresh, DB_BATCH_SQL_MAX + 64);
+#ifdef ENABLE_FAULT_INJECTION
 	buf_init(&paused, DB_BATCH_SQL_MAX + 64);
 	if (b->pause_after >= 0 && b->commit >= 0) {
 		pause = pause_index(b);
@@ -284,6 +289,22 @@ db_batch_run(struct db *db, struct db_batch *b)
 	}
 #endif
 	b->done = 0;
+	if (db->read_stale) {
+		/*
+		 * An earlier request's read left its transaction open: end
+		 * it first, in this round trip (see db_set_deadline()).
+		 */
+		if (sql_printf(&fresh, SQL_ROLLBACK) == -1 ||
+		    buf_adds(&fresh, "; ") != BUF_OK ||
+		    buf_add(&fresh, sql, len) != BUF_OK) {
+			rc = db_fail(db, DB_ERROR, 0, "the batch does not fit");
+			goto out;
+		}
+		sql = fresh.p;
+		len = fresh.len;
+		skip = 1;
+		db->read_stale = db->read_open = 0;
+	}
 	rc = db_arm(db);
 	if (rc != DB_OK)
 		goto out;
@@ -296,7 +317,7 @@ db_batch_run(struct db *db, struct db_batch *b)
 		if (res == NULL && (mysql_field_count(db->my) != 0 ||
 		    mysql_errno(db->my) != 0))
 			goto failed;
-		if (raw != pause) {
+		if (raw >= skip && raw - skip != pause) {
 			if (i < b->n) {
 				if (res != NULL) {
 					if (b->expect[i] != DB_ROWS_RESULT &&
@@ -351,5 +372,6 @@ out:
 #ifdef ENABLE_FAULT_INJECTION
 	buf_free(&paused);
 #endif
+	buf_free(&fresh);
 	return rc;
 }

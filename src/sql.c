@@ -51,6 +51,7 @@ static const char *const sql_table[SQL_N] = {
 
 	/* A batch's own statements and fragments (db_batch.c). */
 	[SQL_COMMIT] = "COMMIT",
+	[SQL_ROLLBACK] = "ROLLBACK",
 	[SQL_SAVEPOINT] = "SAVEPOINT order_work",
 	[SQL_TO_SAVEPOINT] = "ROLLBACK TO SAVEPOINT order_work",
 	/*

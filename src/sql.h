@@ -37,6 +37,7 @@ enum sql_id {
 	SQL_DB_LIMITS,
 	/* db_batch.c */
 	SQL_COMMIT,
+	SQL_ROLLBACK,
 	SQL_SAVEPOINT,
 	SQL_TO_SAVEPOINT,
 	SQL_GUARD_ROWS,

@@ -2,7 +2,9 @@
 # tests/cluster/cluster-check.sh -- the short cluster check (`tools/dev cluster
 # check`, a few minutes): the cluster up from any state, the tools' own
 # commands (status, sql on every node, kill and start by IST), a BF abort
-# inside a multi-statement packet (the servers alone), a create's final
+# inside a multi-statement packet (the servers alone), causal reads while
+# a node's applier lags (the servers alone, then a read and a cancel
+# through another node right after a create), a create's final
 # batch paused after each statement while another node restocks, a small
 # chaos run (creates, and cancels of a share of them) with one database
 # node killed and rejoined and one responder pool and its relay killed,
@@ -108,6 +110,22 @@ if [[ $rc == 0 ]] && grep -q '^RESULT bf-abort 3 0$' "$T_TMP/bf-abort.out"; then
 	ok "BF abort inside a packet: the tail after it committed alone, as measured"
 else
 	fail "BF abort inside a packet" "$(tail -n 5 "$T_TMP/bf-abort.out")"
+fi
+
+# Causal reads while node 3's applier lags (tests/cluster/causal.py): the
+# servers alone, then orders created through web node 1 and read and
+# cancelled at once through web node 3, whose workers are kept busy with
+# reads (each leaves a read-only transaction open for the next request).
+echo "--- tests/cluster/causal.py"
+/usr/bin/python3 "$REPO/tests/cluster/causal.py" "${cnfs[@]}" \
+    --web1 "http://127.0.0.1:8091$MOUNT" --web3 "http://127.0.0.1:8093$MOUNT" \
+    --user "$ALICE" >"$T_TMP/causal.out" 2>&1
+rc=$?
+sed 's/^/    /' "$T_TMP/causal.out" | tail -n 20
+if [[ $rc == 0 ]] && grep -Eq '^RESULT causal [1-9][0-9]* 0$' "$T_TMP/causal.out"; then
+	ok "causal reads while a node's applier lags"
+else
+	fail "causal reads while a node's applier lags" "$(grep -E '^(FAIL|RESULT|Traceback)' "$T_TMP/causal.out" | head -n 5)"
 fi
 
 # The service: a conflict landing inside a create's (then a cancel's)

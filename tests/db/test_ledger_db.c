@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -362,6 +363,60 @@ test_batch_guard(void)
 	db_disconnect(&a);
 }
 
+/* Run one "SELECT @@in_transaction" as a batch on db; -1 on failure. */
+static long long
+in_transaction(struct db *db)
+{
+	struct db_batch	 b;
+	MYSQL_ROW	 row;
+	long long	 v = -1;
+
+	db_batch_init(&b);
+	if (db_batch_add(&b, DB_ROWS_RESULT, "SELECT @@in_transaction") == 0 &&
+	    db_batch_run(db, &b) == DB_OK &&
+	    (row = mysql_fetch_row(b.res[0])) != NULL && row[0] != NULL)
+		v = strtoll(row[0], NULL, 10);
+	db_batch_clear(&b);
+	return v;
+}
+
+/*
+ * A read leaves its transaction open (db_end_read()) for the rest of its
+ * request; the next request's first statement runs in a transaction of
+ * its own (on a Galera node only a statement that opens one waits for
+ * the cluster): a batch ends the old one in its own round trip, a
+ * single statement (db_arm()) ends it just before.
+ */
+static void
+test_read_left_open(void)
+{
+	struct db	 a;
+	unsigned long	 trips;
+
+	db_init(&a, &dbtest_conf);
+	CU_ASSERT_FATAL(db_connect(&a) == DB_OK);
+	db_set_deadline(&a, 10000);
+	CU_ASSERT_EQUAL(in_transaction(&a), 0);
+	CU_ASSERT_FATAL(dbtest_exec(&a, "DO (SELECT COUNT(*) FROM "
+	    "idempotency_records WHERE id = 0)") == DB_OK);
+	db_end_read(&a);
+	CU_ASSERT_EQUAL(in_transaction(&a), 1);	/* the same request */
+
+	db_set_deadline(&a, 10000);		/* the next one */
+	trips = a.round_trips;
+	CU_ASSERT_EQUAL(in_transaction(&a), 0);
+	CU_ASSERT_EQUAL(a.round_trips, trips + 1);
+
+	CU_ASSERT_FATAL(dbtest_exec(&a, "DO (SELECT COUNT(*) FROM "
+	    "idempotency_records WHERE id = 0)") == DB_OK);
+	db_end_read(&a);
+	db_set_deadline(&a, 10000);
+	CU_ASSERT_EQUAL(db_arm(&a), DB_OK);
+	CU_ASSERT_EQUAL(a.read_open, 0);
+	CU_ASSERT_EQUAL(dbtest_scalar(&a, "SELECT @@in_transaction"), 0);
+	db_disconnect(&a);
+}
+
 static const struct unit_test tests[] = {
 	{ "waiter sees the commit", test_waiter_sees_commit },
 	{ "waiter wins after rollback", test_waiter_wins_after_rollback },
@@ -369,6 +424,7 @@ static const struct unit_test tests[] = {
 	{ "deadlock is transient", test_deadlock_is_transient },
 	{ "missing row and finish guard", test_read_missing_and_finish_guard },
 	{ "a batch guard stops the COMMIT", test_batch_guard },
+	{ "a read left open ends with its request", test_read_left_open },
 	{ NULL, NULL }
 };
 
