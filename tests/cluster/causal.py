@@ -2,27 +2,30 @@
 """Causal reads on a Galera node whose applier lags, measured on the
 servers alone, then through the service.
 
-Node 3's applier is made to lag: node 1 commits one UPDATE of ROWS rows
-(a table in a database of its own, idemorders_causal, made afresh and
-dropped at the end), which node 3 takes a moment to apply; node 1's next
-commit is then visible on node 3 only once that one is applied.
+Node 3's applier is made to wait: a session of node 3 holds LOCK TABLES
+on a table of a database of its own (idemorders_causal, made afresh and
+dropped at the end) while node 1 changes a row of it; the applier waits
+for that lock (an explicit lock is not aborted by a replicated writeset)
+for --hold seconds, and node 1's commits after it are visible on node 3
+only once it is released.  The writesets stay a few rows: a large one
+can make a killed node's gcache recovery run out of memory.
 
 The servers alone (wsrep_sync_wait = 1 on node 3): a read that opens a
 transaction waits for the cluster and sees node 1's row; a read inside a
 transaction opened before node 1 committed does not wait (MariaDB skips
 the causal wait in an active multi-statement transaction) and misses it.
 
-The service: while a thread keeps every worker of web node 3 busy with
+The service: while threads keep every worker of web node 3 busy with
 reads (GET /orders/{id}, which leave a read-only transaction open for
-the worker's next request), an order is created through web node 1 right
-after node 1's large UPDATE, then read (GET) and cancelled through web
-node 3 at once.  Both must find the order: 200, never 404.
+the worker's next request), an order is created through web node 1 while
+node 3's applier waits, then read (GET) and cancelled through web node 3
+at once.  Both must find the order: 200, never 404.
 
 Prints "ok ..." / "FAIL ..." lines and "RESULT causal PASSED FAILED";
 exits 1 when a check failed.
 
 usage: causal.py --cnf N1.cnf --cnf N2.cnf --cnf N3.cnf --web1 URL
-                 --web3 URL --user NAME:PASSWORD [--rows N] [--rounds N]
+                 --web3 URL --user NAME:PASSWORD [--hold S] [--rounds N]
 """
 
 import argparse
@@ -88,30 +91,51 @@ class Checks:
             print("FAIL   %s: %s" % (what, got))
 
 
-def lag(n1, rows):
-    """Commit the large UPDATE on node 1 (node 3 applies it after)."""
-    t = time.monotonic()
-    one(n1, "UPDATE %s.big SET v = v + 1" % DB)
-    return time.monotonic() - t
+class Lag:
+    """Node 3's applier waits on a lock for hold seconds from start()."""
+
+    def __init__(self, args, n1):
+        self.args, self.n1 = args, n1
+        self.timer = None
+
+    def start(self):
+        lock = connect(self.args.cnf[2], DB)
+        one(lock, "LOCK TABLES slow WRITE")
+        one(self.n1, "UPDATE %s.slow SET v = v + 1" % DB)
+
+        def release():
+            one(lock, "UNLOCK TABLES")
+            lock.close()
+
+        self.timer = threading.Timer(self.args.hold, release)
+        self.timer.start()
+
+    def end(self):
+        self.timer.join()
 
 
 def servers_alone(args, n1, ck):
     n3 = connect(args.cnf[2], DB)
     one(n3, "SET SESSION wsrep_sync_wait = 1")
     one(n3, "SET SESSION autocommit = 0")
-    seen = {}
+    lag = Lag(args, n1)
+    seen, waited = {}, {}
     for i, how in enumerate(("inside an open transaction",
                              "opening a transaction")):
         one(n3, "ROLLBACK")
         if how.startswith("inside"):
             one(n3, "SELECT COUNT(*) FROM mark")	# opens it
-        lag(n1, args.rows)
+        lag.start()
         one(n1, "INSERT INTO %s.mark VALUES (%d)" % (DB, i + 1))
+        t = time.monotonic()
         seen[how] = one(n3, "SELECT COUNT(*) FROM mark WHERE id = %d"
                         % (i + 1))[0]
+        waited[how] = round(time.monotonic() - t, 2)
+        lag.end()
     one(n3, "ROLLBACK")
     n3.close()
-    print("    node 3 saw node 1's row: %s" % json.dumps(seen))
+    print("    node 3 saw node 1's row: %s, after (s): %s"
+          % (json.dumps(seen), json.dumps(waited)))
     ck.check(seen["opening a transaction"] == 1,
              "servers alone: a read that opens a transaction waits and "
              "sees node 1's commit", seen)
@@ -142,10 +166,11 @@ def service(args, n1, ck):
     for t in readers:
         t.start()
     bad = []
+    lag = Lag(args, n1)
     try:
         time.sleep(0.5)
         for i in range(1, args.rounds + 1):
-            lag(n1, args.rows)
+            lag.start()
             st, doc = web.request(args.web1, "causal-%s-%d" % (run, i), body)
             if st != 201:
                 bad.append("create %d: %d %s" % (i, st, doc.get("code")))
@@ -155,7 +180,8 @@ def service(args, n1, ck):
             if st != 200:
                 bad.append("GET %s on node 3: %d %s" % (oid, st,
                                                          doc.get("code")))
-            lag(n1, args.rows)
+            lag.end()
+            lag.start()
             st, doc = web.request(args.web1, "causal-%s-%dc" % (run, i),
                                   body)
             if st != 201:
@@ -168,7 +194,10 @@ def service(args, n1, ck):
             if st != 200:
                 bad.append("cancel %s on node 3: %d %s" % (
                     oid, st, doc.get("code")))
+            lag.end()
     finally:
+        if lag.timer is not None:
+            lag.end()
         stop.set()
         for t in readers:
             t.join()
@@ -186,7 +215,7 @@ def main():
     ap.add_argument("--web1", required=True)
     ap.add_argument("--web3", required=True)
     ap.add_argument("--user", required=True)
-    ap.add_argument("--rows", type=int, default=300000)
+    ap.add_argument("--hold", type=float, default=1.5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--readers", type=int, default=6)
     args = ap.parse_args()
@@ -195,16 +224,17 @@ def main():
 
     n1 = connect(args.cnf[0])
     for sql in ("DROP DATABASE IF EXISTS " + DB, "CREATE DATABASE " + DB,
-                "CREATE TABLE %s.big (id INT PRIMARY KEY, v INT NOT NULL) "
+                "CREATE TABLE %s.slow (id INT PRIMARY KEY, v INT NOT NULL) "
                 "ENGINE=InnoDB" % DB,
                 "CREATE TABLE %s.mark (id INT PRIMARY KEY) ENGINE=InnoDB" % DB,
-                "INSERT INTO %s.big SELECT seq, 0 FROM %s.seq_1_to_%d"
-                % (DB, DB, args.rows)):
+                "INSERT INTO %s.slow VALUES (1, 0)" % DB):
         one(n1, sql)
     ck = Checks()
+    n3 = connect(args.cnf[2])       # node 3 has the tables
+    one(n3, "SET SESSION wsrep_sync_wait = 1")
+    one(n3, "SELECT v FROM %s.slow" % DB)
+    n3.close()
     try:
-        t = lag(n1, args.rows)
-        print("    node 1's UPDATE of %d rows took %.2f s" % (args.rows, t))
         servers_alone(args, n1, ck)
         service(args, n1, ck)
     finally:
