@@ -3,6 +3,8 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -663,6 +665,40 @@ db_node_ready(struct db *db)
 }
 
 /*
+ * A TCP link to the server that goes silent (a network cut drops its
+ * packets; nothing resets it) fails within db_connect_timeout instead of
+ * holding a request for its whole deadline: what is sent must be
+ * acknowledged within it (TCP_USER_TIMEOUT), and while an answer is
+ * awaited, keepalive probes ask the server's host (its kernel answers
+ * them however long a statement runs) from half of it on.  Best effort:
+ * a failure leaves the kernel's defaults.
+ */
+static void
+db_watch_link(struct db *db)
+{
+	unsigned int	 ms = (unsigned int)db->conf->db_connect_timeout_ms;
+	int		 fd = (int)mysql_get_socket(db->my), on = 1;
+	int		 idle = (int)(ms / 2000), intvl = 1, cnt;
+
+	if (fd < 0)
+		return;
+	if (idle < 1)
+		idle = 1;
+	cnt = (int)(ms / 1000) - idle;
+	if (cnt < 1)
+		cnt = 1;
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) == -1 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle,
+	    sizeof(idle)) == -1 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+	    sizeof(intvl)) == -1 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) == -1 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms,
+	    sizeof(ms)) == -1)
+		log_debug("database link watch: %s", strerror(errno));
+}
+
+/*
  * Open the connection and set the session up: READ COMMITTED, explicit
  * transactions, UTC, strict SQL; on a Galera node, causal reads
  * (wsrep_sync_wait = 1: every read sees every transaction committed
@@ -733,6 +769,8 @@ db_open(struct db *db, int in_request)
 		db_disconnect(db);
 		return rc;
 	}
+	if (c->db_socket == NULL)
+		db_watch_link(db);
 	rc = db_exec(db, sql_text(SQL_DB_ISOLATION));
 	if (rc == DB_OK)
 		rc = db_exec(db, sql_text(SQL_DB_SESSION));

@@ -1,9 +1,11 @@
 # tests/lib/dbfaults.sh -- database faults for the HTTP test scripts.
 # shellcheck shell=bash
 # Sourced after tests/lib/http.sh and tests/chaos/order-helpers.sh (which
-# brings tests/lib/pool.sh: pool_swap [--proxy], pool_restore,
+# brings tests/lib/pool.sh: pool_swap [--proxy|--tcp], pool_restore,
 # expect_no_asan_reports).
 #
+#   DB_TCP_PORT                  the stack's MariaDB on 127.0.0.1 (pool_swap
+#                                --tcp)
 #   proxy_start                  start tests/dbproxy/dbproxy in front of
 #                                the test stack's MariaDB (its unix socket)
 #   proxy CMD...                 one control command (pass, cut,
@@ -31,6 +33,7 @@ dev)	_dbport=3307 ;;
 bench)	_dbport=23307 ;;
 *)	_dbport=13307 ;;
 esac
+: "${DB_TCP_PORT:=$((_dbport + _off))}"	# the stack's MariaDB on 127.0.0.1
 : "${DBPROXY_PORT:=$((_dbport + _off + 20))}"
 : "${DBPROXY_CONTROL_PORT:=$((_dbport + _off + 21))}"
 unset _off _dbport

@@ -119,13 +119,15 @@ pool_bin() {
 	fi
 }
 
-# pool_swap [--proxy] [KEY=VALUE...]
+# pool_swap [--proxy|--tcp] [KEY=VALUE...]: the database through the
+# fault proxy, or over TCP (DB_TCP_PORT, tests/lib/dbfaults.sh), or on
+# the stack's socket.
 pool_swap() {
 	local via=0 conf=$T_TMP/pool.conf kv how=plain path="on the socket"
-	if [[ ${1:-} == --proxy ]]; then
-		via=1
-		shift
-	fi
+	case ${1:-} in
+	--proxy)	via=1; shift ;;
+	--tcp)		via=2; shift ;;
+	esac
 	pool_bin
 	{
 		grep -vE '^[[:space:]]*(db_socket|db_host|db_port)[[:space:]]*=' "$IDEMORDERS_CONF"
@@ -134,6 +136,9 @@ pool_swap() {
 		if [[ $via == 1 ]]; then
 			echo "db_host = 127.0.0.1"
 			echo "db_port = $DBPROXY_PORT"
+		elif [[ $via == 2 ]]; then
+			echo "db_host = 127.0.0.1"
+			echo "db_port = $DB_TCP_PORT"
 		else
 			echo "db_socket = $DB_SOCKET"
 		fi
@@ -152,6 +157,7 @@ pool_swap() {
 	pool_wait_full 20 || true
 	[[ $POOL_ASAN == 1 ]] && how=ASan
 	[[ $via == 1 ]] && path="through the proxy"
+	[[ $via == 2 ]] && path="over TCP"
 	ok "responder pool swapped ($how build, $path): $*"
 }
 

@@ -17,7 +17,7 @@ TEST_PACKAGES=(jq socat python3 php-cli phpunit nodejs
 	python3-prometheus-client
 	chromium $(command -v npm >/dev/null || echo npm)
 	build-essential debhelper dpkg-dev fakeroot lintian mandoc man-db git
-	systemd-container debootstrap
+	systemd-container debootstrap nftables
 	"${CLUSTER_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}")
 
 DB_NAME=idemorders
