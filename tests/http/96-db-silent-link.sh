@@ -51,7 +51,7 @@ new_sku sku T96 20
 # keepalive's idle time: still used, nothing reconnects.
 post_order "$url" "$(unique_key t96-before)" "$(order_body "$sku" 1)"
 expect_status 201 "an order before the cut"
-sleep 3
+sleep 3		# the quiet itself: past the probes' idle time (1 s)
 post_order "$url" "$(unique_key t96-quiet)" "$(order_body "$sku" 1)"
 expect_status 201 "an order after 3 s of quiet (keepalive probes answered)"
 if grep -q "database connect to" "$POOL_LOG"; then
