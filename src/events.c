@@ -163,10 +163,11 @@ events_read_claimed(MYSQL_RES *res, struct event_row *rows, int max)
  * Record how the delivery of r under token ended (the caller COMMITs;
  * the settlements of several deliveries may share one transaction,
  * EVENT_SETTLE_STATEMENTS statements each): delivered (as
- * events_batch_settle_delivered() for one); or another try after delay_ms, or dead once the event is older than
- * max_age_ms; or, after a 410, its lease given back untouched.  status
- * is the HTTP status (0: none), error what went wrong (program-made
- * text and the endpoint's words, written as hex), or NULL.  Only while
+ * events_batch_settle_delivered() for one); or another try after
+ * delay_ms, or dead once the event is older than max_age_ms; or, after
+ * a 410, its lease given back untouched.  status is the HTTP status (0:
+ * none), error what went wrong (program-made text and the endpoint's
+ * words, written as hex), or NULL.  Only while
  * the lease is still the relay's: an event another relay took over
  * after the lease passed is left to it.
  */
